@@ -1,0 +1,129 @@
+"""Metric protocol and registry. Metrics are pure functions of one :class:`Sample`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from ..errors import ConfigError, MetricError, did_you_mean
+from ..models.base import Answer
+from ..suites.model import Case, Passage
+
+
+class NotApplicable(Exception):  # noqa: N818 - it is a signal, not an error
+    """Raised by a metric that cannot be computed for a case; the value is null with this reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """Everything a metric may look at for one case and one model.
+
+    ``context`` is what the generator saw: the case passages (oracle mode) or the retrieved chunks
+    (retrieval mode). ``k`` is the cut-off of retrieval metrics.
+    """
+
+    case: Case
+    answer: Answer
+    context: tuple[Passage, ...]
+    k: int = 3
+    mode: str = "oracle"
+
+    @property
+    def context_by_id(self) -> dict[str, Passage]:
+        return {p.id: p for p in self.context}
+
+
+MetricFn = Callable[[Sample], float]
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """A named metric: ``fn(sample) -> float`` (raise :class:`NotApplicable` for null)."""
+
+    name: str
+    fn: MetricFn
+    higher_is_better: bool = True
+    description: str = ""
+    source: str = ""  # paper / section the definition comes from
+    default: bool = True  # computed unless the user selects metrics explicitly
+
+
+@dataclass(frozen=True, slots=True)
+class MetricValues:
+    values: Mapping[str, float | None]
+    reasons: Mapping[str, str]  # why a value is null
+
+
+class MetricRegistry:
+    """Metric name -> Metric. Plugins add theirs with the ``pytest_mirage_register_metrics`` hook."""
+
+    def __init__(self) -> None:
+        self._metrics: dict[str, Metric] = {}
+
+    def register(self, metric: Metric) -> None:
+        if not metric.name.isidentifier():
+            raise ConfigError(f"metric name {metric.name!r} must be a snake_case identifier")
+        self._metrics[metric.name] = metric
+
+    def add(self, name: str, *, higher_is_better: bool = True, description: str = "", source: str = "",
+            default: bool = True) -> Callable[[MetricFn], MetricFn]:
+        """Decorator form: ``@registry.add("my_metric")``."""
+
+        def deco(fn: MetricFn) -> MetricFn:
+            self.register(Metric(name, fn, higher_is_better, description or (fn.__doc__ or "").strip(),
+                                 source, default))
+            return fn
+
+        return deco
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._metrics
+
+    def __getitem__(self, name: str) -> Metric:
+        try:
+            return self._metrics[name]
+        except KeyError:
+            raise ConfigError(f"Unknown metric {name!r}.{did_you_mean(name, self._metrics)} "
+                              f"Known metrics: {', '.join(sorted(self._metrics))}") from None
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self._metrics)
+
+    def defaults(self) -> list[str]:
+        return [m.name for m in self._metrics.values() if m.default]
+
+    def compute(self, sample: Sample, names: Iterable[str]) -> MetricValues:
+        values: dict[str, float | None] = {}
+        reasons: dict[str, str] = {}
+        for name in names:
+            metric = self[name]
+            try:
+                v = metric.fn(sample)
+            except NotApplicable as na:
+                values[name] = None
+                reasons[name] = str(na) or "not applicable"
+                continue
+            except MetricError:
+                raise
+            except Exception as exc:  # a bug or bad input: never silently 0
+                raise MetricError(f"metric {name!r} failed on case {sample.case.id!r} "
+                                  f"({sample.case.source}): {type(exc).__name__}: {exc}") from exc
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                raise MetricError(f"metric {name!r} returned {v!r} for case {sample.case.id!r}; "
+                                  "metrics must return a number or raise NotApplicable(reason)")
+            values[name] = float(v)
+        return MetricValues(values, reasons)
+
+
+def builtin_registry() -> MetricRegistry:
+    """A registry holding all built-in metrics."""
+    from . import builtin
+
+    reg = MetricRegistry()
+    for m in builtin.METRICS:
+        reg.register(m)
+    return reg
+
+

@@ -1,0 +1,1 @@
+"""Language-aware text processing shared by metrics, retrieval and the extractive baseline."""
