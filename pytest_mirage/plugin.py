@@ -1,0 +1,289 @@
+"""pytest entry point (``pytest11: mirage``): hooks, collectors, items and stash keys only.
+
+Importing this module must stay light: no torch/transformers/openai/vllm/sklearn.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import hookspecs, options
+from .config import resolve
+from .errors import ConfigError, MetricError, MirageError, ModelError, SuiteError
+from .metrics.base import builtin_registry
+from .models.registry import ModelRegistry, ModelSpec
+from .runner import MirageSession
+from .suites.loader import MANIFEST
+from .suites.model import Case, Suite
+from .suites.resolve import suite_ref
+
+session_key = pytest.StashKey[MirageSession]()
+RESULT_KEY = "mirage_result"
+
+
+# ---------------------------------------------------------------------------- configuration
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.add_options(parser)
+
+
+def _entry_points(group: str) -> list[Any]:
+    from importlib.metadata import entry_points
+
+    return list(entry_points(group=group))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "mirage: a pytest-mirage golden-suite case")
+    config.addinivalue_line("markers", "mirage_lang(code): the language of a pytest-mirage case")
+    try:
+        cfg = resolve(config)
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    metrics = builtin_registry()
+    models = ModelRegistry()
+    for ep in _entry_points("pytest_mirage.models"):
+        models.register(ep.name, ep.value)
+    for ep in _entry_points("pytest_mirage.metrics"):
+        obj = ep.load()
+        obj(metrics) if callable(obj) and not hasattr(obj, "fn") else metrics.register(obj)
+    config.hook.pytest_mirage_register_metrics(registry=metrics, config=config)
+    config.hook.pytest_mirage_register_models(registry=models, config=config)
+    state = MirageSession(cfg, metrics, models)
+    try:
+        state.validate_rules()
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    for lang in _all_lang_markers():
+        config.addinivalue_line("markers", f"lang_{lang}: pytest-mirage cases in language {lang}")
+    config.stash[session_key] = state
+    config.pluginmanager.register(MirageController(config, state), "mirage-controller")
+
+
+def _all_lang_markers() -> list[str]:
+    from .langcodes import ISO639_1
+
+    return sorted(ISO639_1)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(session_key, None)
+    if state is not None:
+        state.close()
+        del config.stash[session_key]
+    plugin = config.pluginmanager.get_plugin("mirage-controller")
+    if plugin is not None:
+        config.pluginmanager.unregister(plugin)
+
+
+# ---------------------------------------------------------------------------- collection
+class SuiteCollector(pytest.Collector):
+    """Collects the items of one suite: one per (case, model)."""
+
+    ref: str
+
+    def _load(self) -> Suite:
+        state = self.config.stash[session_key]
+        suite = state.suite(self.ref)
+        try:
+            state.check_suite_rules(suite)
+        except ConfigError as exc:
+            raise SuiteError(str(exc)) from None
+        return suite
+
+    def collect(self) -> Iterator[MirageItem]:
+        state = self.config.stash[session_key]
+        suite = self._load()
+        for case in suite.cases:
+            if not state.selected(case):
+                continue
+            for spec in state.cfg.models:
+                name = f"{case.lang}/{case.id}[{spec.raw}]"
+                item = MirageItem.from_parent(self, name=name, case=case, spec=spec, ref=self.ref)
+                item.add_marker(pytest.mark.mirage)
+                item.add_marker(getattr(pytest.mark, f"lang_{case.lang}"))
+                item.add_marker(pytest.mark.mirage_lang(case.lang))
+                item.keywords[case.lang] = True
+                yield item
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
+        if isinstance(excinfo.value, (SuiteError, ConfigError)):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+
+class SuiteFile(SuiteCollector, pytest.File):
+    """A ``suite.toml`` found by pytest's normal collection (``pytest suites/``)."""
+
+    def collect(self) -> Iterator[MirageItem]:
+        self.ref = str(self.path.resolve())
+        return super().collect()
+
+
+class SourceSuite(SuiteCollector):
+    """A suite given with ``--mirage-suite`` that is not a file (e.g. ``miracl:DIR?lang=hi``)."""
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.name == MANIFEST:
+        return SuiteFile.from_parent(parent, path=file_path)
+    return None
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Add the suites named by ``--mirage-suite`` (and by plugins) that the arguments did not cover."""
+    state = config.stash[session_key]
+    seen = {it.ref for it in items if isinstance(it, MirageItem)}
+    seen |= {str(Path(str(x)).resolve()) for x in _collected_manifests(session)}
+    extra: list[str] = list(state.cfg.suites)
+    for provided in config.hook.pytest_mirage_suites(config=config):
+        extra.extend(str(x) for x in provided or ())
+    base = Path(str(config.invocation_params.dir))
+    for value in extra:
+        try:
+            ref = suite_ref(value, base)
+        except ConfigError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        if ref in seen:
+            continue
+        seen.add(ref)
+        if ref.endswith(MANIFEST) and Path(ref).is_relative_to(config.rootpath):
+            col: SuiteCollector = SuiteFile.from_parent(session, path=Path(ref))
+        else:
+            col = SourceSuite.from_parent(session, name=f"mirage-suite:{value}")
+            col.ref = ref
+        items.extend(x for x in session.genitems(col) if isinstance(x, pytest.Item))
+
+
+def _collected_manifests(session: pytest.Session) -> list[Path]:
+    out = []
+    for arg in session.config.args:
+        p = Path(str(arg).split("::")[0])
+        if p.name == MANIFEST:
+            out.append(p)
+        elif p.is_dir():
+            out.extend(p.rglob(MANIFEST))
+    return out
+
+
+# ---------------------------------------------------------------------------- items
+class MirageFailure(Exception):
+    """A case missed one or more thresholds."""
+
+
+class MirageItem(pytest.Item):
+    def __init__(self, *, case: Case, spec: ModelSpec, ref: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.spec = spec
+        self.ref = ref
+        self._result: Any = None
+
+    def setup(self) -> None:
+        state = self.config.stash[session_key]
+        suite = state.suite(self.ref)
+        if not hasattr(self.config, "workerinput"):
+            # one engine call for every item of this model in this process (batched / concurrent)
+            jobs = [(it.ref, state.suite(it.ref), it.case) for it in self.session.items
+                    if isinstance(it, MirageItem) and it.spec.raw == self.spec.raw]
+            state.prefetch(self.spec, jobs)
+        try:
+            self._result = state.result_for(self.spec, self.ref, suite, self.case)
+        except (ModelError, MetricError, MirageError) as exc:
+            err = {"suite": suite.name, "suite_ref": self.ref, "case_id": self.case.id, "lang": self.case.lang,
+                   "model": state.model_name(self.spec) if self.spec.kind != "replay" else self.spec.raw,
+                   "metrics": {}, "outcome": "error", "error": str(exc)}
+            self.user_properties.append((RESULT_KEY, err))
+            raise
+        self.user_properties.append((RESULT_KEY, self._result.to_json()))
+
+    def runtest(self) -> None:
+        if self._result.failures:
+            raise MirageFailure("\n".join(self._result.failures))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
+        if isinstance(excinfo.value, MirageFailure):
+            return f"{self.case.source}: case {self.case.id} ({self.case.lang}) with {self.spec.raw}:\n{excinfo.value}"
+        if isinstance(excinfo.value, MirageError):
+            return f"{self.case.source}: case {self.case.id} with {self.spec.raw}: {excinfo.value}"
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path | str, int | None, str]:
+        return self.path, None, f"mirage {self.case.lang}/{self.case.id} [{self.spec.raw}]"
+
+
+# ---------------------------------------------------------------------------- session plugin
+class MirageController:
+    """Per-run hooks that need the session state (registered in ``pytest_configure``)."""
+
+    def __init__(self, config: pytest.Config, state: MirageSession) -> None:
+        self.config = config
+        self.state = state
+        self.broken_suites: list[str] = []
+        self.is_worker = hasattr(config, "workerinput")
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed and report.nodeid.endswith(MANIFEST) or report.failed and report.nodeid.startswith("mirage-suite:"):
+            self.broken_suites.append(report.nodeid)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Any:
+        # A broken suite is a collection error of that suite only: the other suites still run,
+        # and the error count is restored afterwards so the run fails.
+        ours = len(self.broken_suites)
+        if ours and session.testsfailed == ours:
+            session.testsfailed -= ours
+            try:
+                return (yield)
+            finally:
+                session.testsfailed += ours
+        return (yield)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.is_worker:
+            return  # controller only: xdist re-fires worker reports here
+        if report.when == "call" or (report.when == "setup" and report.failed):
+            for key, value in report.user_properties:
+                if key == RESULT_KEY:
+                    self.state.add_result(report.nodeid, value if isinstance(value, dict) else json.loads(value))
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.is_worker or not self.state.results:
+            return  # controller only: workers must not write reports (xdist race)
+        models = sorted({r.model for r in self.state.results.values() if r.outcome != "reference"})
+        outcome = self.state.finish(models)
+        if outcome.failed_gates and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        out = self.state.outcome
+        if out is None:
+            return
+        from .report.terminal import gate_lines, leaderboard_lines
+
+        if self.state.cfg.leaderboard and out.board:
+            terminalreporter.section("pytest-mirage leaderboard", sep="=")
+            width = terminalreporter._tw.fullwidth
+            for line in leaderboard_lines(out.board, width=width, markup=terminalreporter.hasmarkup):
+                terminalreporter.write_line(line)
+        lines = gate_lines(out.gates)
+        if lines:
+            terminalreporter.section("pytest-mirage gates", sep="-")
+            for line in lines:
+                failed = line.startswith("FAILED")
+                terminalreporter.write_line(line, red=failed, bold=failed)
+        for line in out.problems:
+            terminalreporter.write_line(f"mirage: {line}", yellow=True)
+        if out.report_path:
+            terminalreporter.write_line(f"mirage report: {out.report_path}")
+        if out.record_path:
+            terminalreporter.write_line(f"mirage record: {out.record_path}")

@@ -22,7 +22,7 @@ NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 MANIFEST = "suite.toml"
 MAX_REPORTED = 25
 
-SUITE_KEYS = {"name", "description", "mode", "cases", "corpus", "runs", "source", "k"}
+SUITE_KEYS = {"name", "description", "mode", "cases", "corpus", "runs", "source", "k", "reference_models"}
 TOP_KEYS = {"suite", "prompt", "thresholds", "gates", "source"}
 PROMPT_KEYS = {"template"}
 CASE_KEYS = {"id", "lang", "question", "passages", "relevant", "answers", "meta"}
@@ -301,6 +301,12 @@ def suite_from_manifest(data: dict[str, Any], manifest: Path, text: str = "") ->
         problems.add(where("k"), f"[suite] k: found {k!r}; expected a positive integer (cut-off of retrieval metrics)")
         k = 3
 
+    refs = s.get("reference_models", [])
+    if not isinstance(refs, list) or not all(isinstance(x, str) and x for x in refs):
+        problems.add(where("reference_models"), f"[suite] reference_models: found {refs!r}; expected a list of "
+                     "model specs, e.g. [\"control:oracle\", \"control:no-citations\"]")
+        refs = []
+
     source = data.get("source") or s.get("source")
     if source is not None:
         # A manifest that points at a real public format (e.g. MIRACL files): the loader builds the cases.
@@ -324,7 +330,7 @@ def suite_from_manifest(data: dict[str, Any], manifest: Path, text: str = "") ->
     problems.raise_if_any(manifest)
     return Suite(name=name, root=root, manifest=manifest, mode=mode, cases=cases,
                  description=str(description), corpus=corpus, run_files=tuple(run_files),
-                 template=template, thresholds=thresholds, gates=gates, settings={"k": k})
+                 template=template, thresholds=thresholds, gates=gates, settings={"k": k, "reference_models": tuple(refs)})
 
 
 def _manifest_tail(data: dict[str, Any], manifest: Path, where: Any,

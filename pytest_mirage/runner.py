@@ -1,0 +1,231 @@
+"""Session state shared by the plugin's hooks (no pytest imports here).
+
+Holds the registries, the model adapters, loaded suites, prefetched answers (per process) and, on the
+controller, the collected case results, from which ``finish()`` computes the leaderboard and gates.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .config import MirageConfig
+from .engine import EngineSettings, run_requests
+from .errors import ConfigError, MirageError, MirageWarning, ModelError
+from .harness import CaseResult, build_request, evaluate
+from .metrics.base import MetricRegistry
+from .models.base import Answer, ModelAdapter, ModelRequest
+from .models.registry import ModelRegistry, ModelSpec, parse_model_spec
+from .report import aggregate_gates, build_report, leaderboard, write_report
+from .report.aggregate import GateResult, LeaderboardRow
+from .suites.model import Case, Suite
+from .suites.resolve import load_ref
+from .suites.runs import load_run_file, write_run_lines
+from .thresholds import Rule, merge_rules, parse_rule
+
+
+@dataclass
+class Outcome:
+    """What ``finish()`` computed for the terminal summary and the exit status."""
+
+    board: list[LeaderboardRow] = field(default_factory=list)
+    gates: list[GateResult] = field(default_factory=list)
+    report_path: Path | None = None
+    record_path: Path | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def failed_gates(self) -> list[GateResult]:
+        return [g for g in self.gates if g.passed is False]
+
+
+class MirageSession:
+    def __init__(self, cfg: MirageConfig, metrics: MetricRegistry, models: ModelRegistry) -> None:
+        self.cfg = cfg
+        self.metrics = metrics
+        self.models = models
+        self._adapters: dict[str, ModelAdapter] = {}
+        self.suites: dict[str, Suite] = {}
+        self._answers: dict[tuple[str, str, str], Answer | Exception] = {}
+        self._requests: dict[tuple[str, str, str], ModelRequest] = {}
+        self.results: dict[str, CaseResult] = {}  # nodeid -> result (controller)
+        self.engine_settings = EngineSettings(cache_dir=cfg.cache_dir, cache_mode=cfg.cache_mode,
+                                              concurrency=cfg.concurrency)
+        self.outcome: Outcome | None = None
+
+    # ---------------------------------------------------------------- configuration
+    def validate_rules(self) -> None:
+        for rule in (*self.cfg.thresholds_cli, *self.cfg.thresholds_ini, *self.cfg.gates_cli, *self.cfg.gates_ini):
+            if rule.metric not in self.metrics:
+                raise ConfigError(f"{rule.source}: {rule.expr!r}: " + str(_unknown(self.metrics, rule.metric)))
+        for name in self.cfg.metrics or ():
+            if name not in self.metrics:
+                raise ConfigError(f"--mirage-metrics: {_unknown(self.metrics, name)}")
+        for spec in self.cfg.models:
+            self.models.check(spec)
+
+    def suite_rules(self, suite: Suite) -> tuple[list[Rule], list[Rule]]:
+        """Thresholds and gates for ``suite``, precedence CLI > ini > manifest."""
+        src = f"[thresholds] in {suite.manifest}" if suite.manifest else "suite"
+        th_manifest = [parse_rule(f"{k} {v}", gate=False, source=src) for k, v in suite.thresholds.items()]
+        gsrc = f"[gates] in {suite.manifest}" if suite.manifest else "suite"
+        gt_manifest = [parse_rule(f"{k} {v}", gate=True, source=gsrc) for k, v in suite.gates.items()]
+        th = merge_rules([th_manifest, self.cfg.thresholds_ini, self.cfg.thresholds_cli])
+        gt = merge_rules([gt_manifest, self.cfg.gates_ini, self.cfg.gates_cli])
+        return th, gt
+
+    def check_suite_rules(self, suite: Suite) -> None:
+        th, gt = self.suite_rules(suite)
+        for rule in (*th, *gt):
+            if rule.metric not in self.metrics:
+                raise ConfigError(f"{rule.source}: {rule.expr!r}: {_unknown(self.metrics, rule.metric)}")
+
+    def metric_names(self, suite: Suite) -> list[str]:
+        th, gt = self.suite_rules(suite)
+        base = list(self.cfg.metrics) if self.cfg.metrics is not None else self.metrics.defaults()
+        return list(dict.fromkeys([*base, *(r.metric for r in (*th, *gt))]))
+
+    def adapter(self, spec: ModelSpec) -> ModelAdapter:
+        ad = self._adapters.get(spec.raw)
+        if ad is None:
+            ad = self._adapters[spec.raw] = self.models.create(spec)
+        return ad
+
+    def model_name(self, spec: ModelSpec) -> str:
+        """Display name of a model under test (a replay is named by its run lines)."""
+        if spec.kind in ("replay",):
+            return self.adapter(spec).name
+        return spec.raw
+
+    def suite(self, ref: str) -> Suite:
+        s = self.suites.get(ref)
+        if s is None:
+            s = self.suites[ref] = load_ref(ref)
+        return s
+
+    def selected(self, case: Case) -> bool:
+        return self.cfg.langs is None or case.lang in self.cfg.langs
+
+    # ---------------------------------------------------------------- answering
+    def prefetch(self, spec: ModelSpec, jobs: Sequence[tuple[str, Suite, Case]]) -> None:
+        """Answer every (suite_ref, suite, case) of one model in one engine call."""
+        ad = self.adapter(spec)
+        todo = [(ref, s, c) for ref, s, c in jobs if (spec.raw, ref, c.id) not in self._answers]
+        if not todo:
+            return
+        requests = [build_request(s, c, ad) for _, s, c in todo]
+        answers = run_requests(ad, requests, self.engine_settings)
+        for (ref, _s, c), req, ans in zip(todo, requests, answers, strict=True):
+            self._answers[(spec.raw, ref, c.id)] = ans
+            self._requests[(spec.raw, ref, c.id)] = req
+
+    def result_for(self, spec: ModelSpec, ref: str, suite: Suite, case: Case) -> CaseResult:
+        """Evaluate one item; raises ModelError/MetricError (an item error) when there is no answer."""
+        key = (spec.raw, ref, case.id)
+        if key not in self._answers:
+            self.prefetch(spec, [(ref, suite, case)])
+        ans = self._answers.pop(key)
+        req = self._requests.pop(key)
+        if isinstance(ans, BaseException):
+            raise ans if isinstance(ans, MirageError) else ModelError(f"{type(ans).__name__}: {ans}")
+        th, _ = self.suite_rules(suite)
+        ans = ans.with_model(self.model_name(spec)) if ans.model != self.model_name(spec) else ans
+        return evaluate(req, ans, self.metrics, self.metric_names(suite), th, suite_ref=ref)
+
+    # ---------------------------------------------------------------- controller
+    def add_result(self, nodeid: str, data: Mapping[str, Any]) -> None:
+        self.results[nodeid] = CaseResult.from_json(data)
+
+    def reference_results(self, results: Sequence[CaseResult]) -> tuple[list[CaseResult], list[str], list[str]]:
+        """Scores of the suites' reference systems (run files, reference models) on the selected cases."""
+        selected: dict[str, set[str]] = defaultdict(set)
+        for r in results:
+            selected[r.suite_ref].add(r.case_id)
+        out: list[CaseResult] = []
+        names: list[str] = []
+        problems: list[str] = []
+        under_test = {r.model for r in results}
+        for ref in sorted(selected):
+            try:
+                suite = self.suite(ref)
+            except MirageError as exc:
+                problems.append(f"reference systems of {ref} skipped: {exc}")
+                continue
+            cases = [c for c in suite.cases if c.id in selected[ref]]
+            th, _ = self.suite_rules(suite)
+            metric_names = self.metric_names(suite)
+            systems: list[tuple[str, ModelAdapter]] = []
+            for path in suite.run_files:
+                try:
+                    from .models.replay import ReplayModel
+
+                    rows = load_run_file(path)
+                    for model in sorted({a.model for _, a in rows}):
+                        systems.append((model, ReplayModel(path, model=model)))
+                except MirageError as exc:
+                    problems.append(f"reference run {path} skipped: {exc}")
+            for raw in suite.settings.get("reference_models", ()):
+                systems.append((raw, self.models.create(parse_model_spec(raw))))
+            for name, ad in systems:
+                if name in under_test:
+                    continue  # the model under test is already on the board
+                reqs = [build_request(suite, c, ad) for c in cases]
+                for req, ans in zip(reqs, run_requests(ad, reqs, self.engine_settings), strict=True):
+                    if isinstance(ans, BaseException):
+                        problems.append(f"reference {name} on {req.case.id}: {ans}")
+                        continue
+                    out.append(evaluate(req, ans.with_model(name), self.metrics, metric_names, th,
+                                        suite_ref=ref, reference=True))
+                if name not in names:
+                    names.append(name)
+        return out, names, problems
+
+    def finish(self, models_under_test: Sequence[str]) -> Outcome:
+        results = sorted(self.results.values(), key=lambda r: (r.suite, r.lang, r.case_id, r.model))
+        refs, ref_names, problems = self.reference_results(results) if results else ([], [], [])
+        allres = results + refs
+        hib = {n: self.metrics[n].higher_is_better for n in self.metrics.names}
+        board = leaderboard(allres, ref_names, hib)
+        gates_by_suite: dict[str, list[Rule]] = {}
+        for r in results:
+            if r.suite not in gates_by_suite:
+                gates_by_suite[r.suite] = self.suite_rules(self.suite(r.suite_ref))[1]
+        gates = aggregate_gates(results, gates_by_suite, seed=self.cfg.seed)
+        outcome = Outcome(board=board, gates=gates, problems=problems)
+        if self.cfg.report is not None:
+            suites_meta = []
+            for ref in sorted({r.suite_ref for r in results}):
+                s = self.suite(ref)
+                suites_meta.append({"name": s.name, "mode": s.mode, "languages": sorted({r.lang for r in results if r.suite_ref == ref}),
+                                    "cases": len({r.case_id for r in results if r.suite_ref == ref}),
+                                    "reference_models": [n for n in ref_names if any(x.model == n and x.suite_ref == ref for x in refs)]})
+            report = build_report(list(models_under_test), suites_meta, allres, board, gates)
+            write_report(self.cfg.report, report)
+            outcome.report_path = self.cfg.report
+        if self.cfg.record is not None:
+            lines = [dict(r.run_line) for r in results if r.run_line is not None]
+            write_run_lines(self.cfg.record, lines)
+            outcome.record_path = self.cfg.record
+        for p in problems:
+            warnings.warn(MirageWarning(p), stacklevel=1)
+        self.outcome = outcome
+        return outcome
+
+    def close(self) -> None:
+        for ad in self._adapters.values():
+            try:
+                ad.close()
+            except Exception as exc:  # closing must not hide the run's result, but is reported
+                warnings.warn(MirageWarning(f"closing model {ad.name!r} failed: {exc}"), stacklevel=1)
+
+
+def _unknown(registry: MetricRegistry, name: str) -> str:
+    try:
+        registry[name]
+    except ConfigError as exc:
+        return str(exc)
+    return ""
