@@ -61,7 +61,8 @@ def pytest_configure(config: pytest.Config) -> None:
     state = MirageSession(cfg, metrics, models)
     try:
         state.validate_rules()
-    except ConfigError as exc:
+        state.open_offline_models()
+    except MirageError as exc:
         raise pytest.UsageError(str(exc)) from None
     for lang in _all_lang_markers():
         config.addinivalue_line("markers", f"lang_{lang}: pytest-mirage cases in language {lang}")
@@ -216,6 +217,12 @@ class MirageItem(pytest.Item):
         if isinstance(excinfo.value, MirageError):
             return f"{self.case.source}: case {self.case.id} with {self.spec.raw}: {excinfo.value}"
         return str(super().repr_failure(excinfo))
+
+    def _repr_failure_py(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        # setup errors (a model that failed, a metric that cannot run) read as one clear line
+        if isinstance(excinfo.value, MirageError):
+            return self.repr_failure(excinfo)
+        return super()._repr_failure_py(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path | str, int | None, str]:
         return self.path, None, f"mirage {self.case.lang}/{self.case.id} [{self.spec.raw}]"

@@ -84,6 +84,12 @@ class MirageSession:
             if rule.metric not in self.metrics:
                 raise ConfigError(f"{rule.source}: {rule.expr!r}: {_unknown(self.metrics, rule.metric)}")
 
+    def open_offline_models(self) -> None:
+        """Open replay files now so a bad file is a usage error before any item runs."""
+        for spec in self.cfg.models:
+            if spec.kind == "replay":
+                self.adapter(spec)
+
     def metric_names(self, suite: Suite) -> list[str]:
         th, gt = self.suite_rules(suite)
         base = list(self.cfg.metrics) if self.cfg.metrics is not None else self.metrics.defaults()

@@ -105,7 +105,7 @@ def _expand(root: Path, patterns: Any, field_name: str, manifest: Path, text: st
     for pat in patterns:
         matches = sorted(root.glob(pat)) if any(ch in pat for ch in "*?[") else [root / pat]
         matches = [m for m in matches if m.is_file()]
-        if not matches:
+        if not matches and (required or not any(ch in pat for ch in "*?[")):
             problems.add(f"{manifest}:{_key_line(text, field_name)}",
                          f"[suite] {field_name}: {pat!r} matches no file under {root}")
         out.extend(matches)

@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "tests" / "data" / "demo"
+SHARED = ROOT.parent / "shared"
+
+
+@pytest.fixture
+def demo_suite(pytester: pytest.Pytester) -> Path:
+    """A copy of the demo suite (en, hi, ja; 6 cases) inside the pytester directory."""
+    dest = pytester.path / "demo"
+    shutil.copytree(DEMO, dest)
+    return dest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _warm_model_caches() -> None:
+    """Load language-ID models once, before pytester snapshots sys.modules: in-process pytester runs
+    drop modules imported during the run, so each run would otherwise reload them."""
+    from pytest_mirage.metrics import builtin_registry
+    from pytest_mirage.metrics.base import Sample
+    from pytest_mirage.models.base import Answer
+    from pytest_mirage.suites.loader import load_suite
+
+    suite = load_suite(DEMO)
+    reg = builtin_registry()
+    for case in suite.cases:
+        ans = Answer(case.id, "warm", case.answers[0], answer=case.answers[0], citations=case.relevant)
+        reg.compute(Sample(case, ans, case.passages), reg.defaults())
