@@ -1,0 +1,42 @@
+"""Command line: ``python -m pytest_mirage {new-suite,make-runs}``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .errors import MirageError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pytest_mirage", description=__doc__)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p_new = sub.add_parser("new-suite", help="write a valid suite skeleton with comments")
+    p_new.add_argument("path", type=Path)
+    p_new.add_argument("--mode", default="oracle", choices=["oracle", "retrieval"])
+    p_runs = sub.add_parser("make-runs", help="(re)write a suite's reference runs/ from offline models")
+    p_runs.add_argument("suite", help="suite folder or bundled suite name")
+    p_runs.add_argument("--model", action="append", default=None,
+                        help="model spec to record (default: extractive)")
+    args = parser.parse_args(argv)
+    try:
+        if args.cmd == "new-suite":
+            from .scaffold import new_suite
+
+            for p in new_suite(args.path, mode=args.mode):
+                print(f"wrote {p}")
+            print(f"next: edit the files, then run: pytest {args.path}")
+        elif args.cmd == "make-runs":
+            from .refruns import make_runs
+
+            for p in make_runs(args.suite, args.model or ["extractive"]):
+                print(f"wrote {p}")
+    except MirageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

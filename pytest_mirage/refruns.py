@@ -1,0 +1,33 @@
+"""Re-runnable production of a suite's reference runs (``python -m pytest_mirage make-runs``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .engine import run_requests
+from .errors import ModelError
+from .harness import build_request, finalize_answer
+from .models.registry import ModelRegistry, parse_model_spec
+from .suites.resolve import load_ref, suite_ref
+
+
+def make_runs(suite: str, models: list[str]) -> list[Path]:
+    """Answer every case of ``suite`` with each offline model and write ``runs/<model>.jsonl``."""
+    from .suites.runs import write_run_lines
+
+    ref = suite_ref(suite, Path.cwd())
+    s = load_ref(ref)
+    registry = ModelRegistry()
+    written = []
+    for raw in models:
+        ad = registry.create(parse_model_spec(raw))
+        reqs = [build_request(s, c, ad) for c in s.cases]
+        lines = []
+        for req, ans in zip(reqs, run_requests(ad, reqs), strict=True):
+            if isinstance(ans, BaseException):
+                raise ModelError(f"{raw} failed on case {req.case.id}: {ans}")
+            lines.append(finalize_answer(req, ans).to_run_line())
+        out = s.root / "runs" / f"{raw.replace(':', '-').replace('/', '-')}.jsonl"
+        write_run_lines(out, lines)
+        written.append(out)
+    return written
