@@ -19,6 +19,9 @@ def main(argv: list[str] | None = None) -> int:
     p_runs.add_argument("suite", help="suite folder or bundled suite name")
     p_runs.add_argument("--model", action="append", default=None,
                         help="model spec to record (default: extractive)")
+    p_chk = sub.add_parser("self-check", help="check that a suite ranks control:oracle first and each "
+                           "broken control last on the metric it breaks")
+    p_chk.add_argument("suite", help="suite folder or bundled suite name")
     args = parser.parse_args(argv)
     try:
         if args.cmd == "new-suite":
@@ -32,6 +35,15 @@ def main(argv: list[str] | None = None) -> int:
 
             for p in make_runs(args.suite, args.model or ["extractive"]):
                 print(f"wrote {p}")
+        elif args.cmd == "self-check":
+            from .selfcheck import self_check
+            from .suites.resolve import load_ref, suite_ref
+
+            result = self_check(load_ref(suite_ref(args.suite, Path.cwd())))
+            for p in result.problems:
+                print(f"FAIL {result.suite} {p}")
+            print(f"self-check {result.suite}: {'ok' if result.ok else f'{len(result.problems)} problems'}")
+            return 0 if result.ok else 1
     except MirageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

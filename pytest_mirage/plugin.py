@@ -255,6 +255,10 @@ class MirageController:
                 session.testsfailed += ours
         return (yield)
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.state.cfg.suite_stats and not self.is_worker:
+            self.state.note_collected([(it.ref, it.case) for it in session.items if isinstance(it, MirageItem)])
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
             return  # controller only: xdist re-fires worker reports here
@@ -272,6 +276,11 @@ class MirageController:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        stats = self.state.stats_lines()
+        if stats:
+            terminalreporter.section("pytest-mirage suite statistics", sep="=")
+            for line in stats:
+                terminalreporter.write_line(line, yellow=line.lstrip().startswith("WARNING"))
         out = self.state.outcome
         if out is None:
             return

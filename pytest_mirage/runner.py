@@ -6,6 +6,7 @@ controller, the collected case results, from which ``finish()`` computes the lea
 
 from __future__ import annotations
 
+import statistics
 import warnings
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -141,6 +142,35 @@ class MirageSession:
         th, _ = self.suite_rules(suite)
         ans = ans.with_model(self.model_name(spec)) if ans.model != self.model_name(spec) else ans
         return evaluate(req, ans, self.metrics, self.metric_names(suite), th, suite_ref=ref)
+
+    # ---------------------------------------------------------------- suite statistics
+    def note_collected(self, pairs: Sequence[tuple[str, Case]]) -> None:
+        self._collected: dict[str, dict[str, Case]] = defaultdict(dict)
+        for ref, case in pairs:
+            self._collected[ref][case.id] = case
+
+    def stats_lines(self) -> list[str]:
+        """Per-language statistics of the collected cases; sigma from this run's results when present."""
+        collected = getattr(self, "_collected", None)
+        if not self.cfg.suite_stats or collected is None:
+            return []
+        from .report.stats import stats_lines, suite_stats
+
+        sigma: dict[tuple[str, str], float] = {}
+        if self.results:
+            gated = {r.metric for rules in (self.suite_rules(self.suite(ref))[1] for ref in collected) for r in rules}
+            vals: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
+            for res in self.results.values():
+                for m in gated:
+                    v = res.metrics.get(m)
+                    if v is not None:
+                        vals[(res.suite, res.lang, res.model, m)].append(v)
+            for (suite, lang, _model, _m), vs in vals.items():
+                if len(vs) > 1:
+                    sd = statistics.pstdev(vs)
+                    sigma[(suite, lang)] = max(sigma.get((suite, lang), 0.0), sd)
+        rows = suite_stats([(self.suite(ref), list(cases.values())) for ref, cases in sorted(collected.items())], sigma)
+        return stats_lines(rows)
 
     # ---------------------------------------------------------------- controller
     def add_result(self, nodeid: str, data: Mapping[str, Any]) -> None:
