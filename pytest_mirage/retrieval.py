@@ -11,7 +11,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .suites.model import Passage
-from .text.tokenize import tokenize
+from .text.tokenize import NO_SPACE_LANGS, is_letter, normalize, tokenize
+
+
+def terms(text: str, lang: str, ngrams: tuple[int, ...] = (2, 3)) -> list[str]:
+    """Index terms: word tokens for space-delimited scripts; for scripts written without spaces,
+    overlapping character 2- and 3-grams within runs of letters (single characters carry almost
+    no topical information: on khmer-telecom, hit@3 is 0.26 with characters, 0.93 with 2+3-grams)."""
+    if lang not in NO_SPACE_LANGS:
+        return tokenize(text, lang)
+    out: list[str] = []
+    run: list[str] = []
+    for ch in normalize(text) + " ":
+        if is_letter(ch):
+            run.append(ch)
+            continue
+        if run:
+            word = "".join(run)
+            if len(word) < min(ngrams):
+                out.append(word)
+            for n in ngrams:
+                out.extend(word[i:i + n] for i in range(len(word) - n + 1))
+            run = []
+    return out
 
 
 @dataclass(eq=False)
@@ -26,14 +48,14 @@ class BM25Index:
     def __post_init__(self) -> None:
         import bm25s
 
-        docs = [tokenize(((p.title or "") + " " + p.text), self.lang) or ["\u2205"] for p in self.passages]
+        docs = [terms(((p.title or "") + " " + p.text), self.lang) or ["\u2205"] for p in self.passages]
         self._vocab = {t for d in docs for t in d}
         self._model = bm25s.BM25()
         self._model.index(docs, show_progress=False)
 
     def search(self, query: str, k: int) -> list[tuple[Passage, float]]:
         """Top-``k`` passages for ``query``, best first (ties broken by corpus order)."""
-        toks = [t for t in tokenize(query, self.lang) if t in self._vocab]
+        toks = [t for t in terms(query, self.lang) if t in self._vocab]
         k = min(k, len(self.passages))
         if not toks or k == 0:
             return []

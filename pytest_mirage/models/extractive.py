@@ -14,9 +14,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..retrieval import index_for
+from ..retrieval import index_for, terms
 from ..suites.model import Passage
-from ..text.tokenize import tokenize
 from .base import Answer, ModelRequest
 from .registry import ModelSpec
 
@@ -74,11 +73,11 @@ class ExtractiveModel:
         return Answer(case.id, self.name, output, retrieved=retrieved, contexts=contexts)
 
     def _best_sentences(self, question: str, passages: Sequence[Passage], lang: str) -> list[tuple[str, str]]:
-        q = Counter(tokenize(question, lang))
+        q = Counter(terms(question, lang))
         sents = [(p.id, s) for p in passages for s in split_sentences(p.text, lang)]
         if not sents or not q:
             return [(passages[0].id, split_sentences(passages[0].text, lang)[0])] if passages and passages[0].text.strip() else []
-        toks = [Counter(tokenize(s, lang)) for _, s in sents]
+        toks = [Counter(terms(s, lang)) for _, s in sents]
         n = len(sents)
         df: Counter[str] = Counter()
         for t in toks:
