@@ -239,7 +239,7 @@ class MirageController:
         self.is_worker = hasattr(config, "workerinput")
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        if report.failed and report.nodeid.endswith(MANIFEST) or report.failed and report.nodeid.startswith("mirage-suite:"):
+        if (report.failed and report.nodeid.endswith(MANIFEST)) or (report.failed and report.nodeid.startswith("mirage-suite:")):
             self.broken_suites.append(report.nodeid)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)

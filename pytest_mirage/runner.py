@@ -7,7 +7,7 @@ controller, the collected case results, from which ``finish()`` computes the lea
 from __future__ import annotations
 
 import statistics
-import warnings
+import sys
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,7 +16,7 @@ from typing import Any
 
 from .config import MirageConfig
 from .engine import EngineSettings, run_requests
-from .errors import ConfigError, MirageError, MirageWarning, ModelError
+from .errors import ConfigError, MirageError, ModelError
 from .harness import CaseResult, build_request, evaluate
 from .metrics.base import MetricRegistry
 from .models.base import Answer, ModelAdapter, ModelRequest
@@ -246,8 +246,6 @@ class MirageSession:
             lines = [dict(r.run_line) for r in results if r.run_line is not None]
             write_run_lines(self.cfg.record, lines)
             outcome.record_path = self.cfg.record
-        for p in problems:
-            warnings.warn(MirageWarning(p), stacklevel=1)
         self.outcome = outcome
         return outcome
 
@@ -256,7 +254,7 @@ class MirageSession:
             try:
                 ad.close()
             except Exception as exc:  # closing must not hide the run's result, but is reported
-                warnings.warn(MirageWarning(f"closing model {ad.name!r} failed: {exc}"), stacklevel=1)
+                print(f"pytest-mirage: closing model {ad.name!r} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
 
 
 def _unknown(registry: MetricRegistry, name: str) -> str:

@@ -8,7 +8,6 @@ from collections.abc import Iterable, Sequence
 
 from .aggregate import GateResult, LeaderboardRow
 
-
 # compact column headers
 SHORT = {"language_match": "lang", "citation_recall": "cite_R", "citation_map": "cite_MAP",
          "citation_precision": "cite_P", "invalid_citations": "cite_bad", "char3_recall": "chr3_R",
@@ -39,7 +38,7 @@ def leaderboard_lines(rows: Sequence[LeaderboardRow], width: int = 120, markup: 
                 if k not in metrics:
                     metrics.append(k)
         metrics = metrics[:max_metrics]
-        langs = ["all"] + sorted({r.lang for r in srows if r.lang != "all"})
+        langs = ["all", *sorted({r.lang for r in srows if r.lang != "all"})]
         table = Table(title=f"pytest-mirage leaderboard — {suite}", box=box.SIMPLE_HEAD, title_justify="left",
                       pad_edge=False)
         table.add_column("lang")

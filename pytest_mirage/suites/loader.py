@@ -257,7 +257,6 @@ def load_suite(path: str | Path) -> Suite:
     """Load a suite folder (or its ``suite.toml``); raises SuiteError listing every problem."""
     path = Path(path)
     manifest = path / MANIFEST if path.is_dir() else path
-    root = manifest.parent
     if not manifest.is_file():
         raise SuiteError(f"no {MANIFEST} here; a suite is a folder with a {MANIFEST} "
                          "(run `python -m pytest_mirage new-suite PATH` for a skeleton)", str(manifest))

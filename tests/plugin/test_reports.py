@@ -29,7 +29,7 @@ def test_json_report_contents(pytester: pytest.Pytester, demo_suite: Path) -> No
     refs = [r for r in rep["results"] if r["outcome"] == "reference"]
     assert {r["model"] for r in refs} == {"control:oracle", "control:no-citations"}
     rows = [r for r in rep["leaderboard"] if r["lang"] == "all"]
-    assert [r["model"] for r in rows][0] == "control:oracle"
+    assert next(r["model"] for r in rows) == "control:oracle"
     assert {r["lang"] for r in rep["leaderboard"]} == {"all", "en", "hi", "ja"}
     assert all({"suite", "lang", "model", "rank", "score", "metrics"} <= set(r) for r in rep["leaderboard"])
     assert rep["gates"] and all({"suite", "lang", "model", "expr", "value", "passed"} <= set(g) for g in rep["gates"])

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+
 def _esc(pattern: str) -> str:
     """Escape '[' for fnmatch (messages quote lists like ['9#9'])."""
     return pattern.replace("[", "[[]")
