@@ -192,11 +192,12 @@ class MirageItem(pytest.Item):
     def setup(self) -> None:
         state = self.config.stash[session_key]
         suite = state.suite(self.ref)
-        if not hasattr(self.config, "workerinput"):
-            # one engine call for every item of this model in this process (batched / concurrent)
-            jobs = [(it.ref, state.suite(it.ref), it.case) for it in self.session.items
-                    if isinstance(it, MirageItem) and it.spec.raw == self.spec.raw]
-            state.prefetch(self.spec, jobs)
+        # one engine call for every item of this model that this process will run (batched /
+        # concurrent); under xdist, the items already queued for this worker
+        todo = _xdist_queued(self) if hasattr(self.config, "workerinput") else self.session.items
+        jobs = [(it.ref, state.suite(it.ref), it.case) for it in [self, *todo]
+                if isinstance(it, MirageItem) and it.spec.raw == self.spec.raw]
+        state.prefetch(self.spec, jobs)
         try:
             self._result = state.result_for(self.spec, self.ref, suite, self.case)
         except (ModelError, MetricError, MirageError) as exc:
@@ -226,6 +227,26 @@ class MirageItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path | str, int | None, str]:
         return self.path, None, f"mirage {self.case.lang}/{self.case.id} [{self.spec.raw}]"
+
+
+def _xdist_queued(item: pytest.Item) -> list[pytest.Item]:
+    """Items queued for this xdist worker (best effort: xdist has no public API for it; on any
+    change of its internals this returns [] and items are answered one by one, still correctly)."""
+    items = item.session.items
+    for plugin in item.config.pluginmanager.get_plugins():
+        torun = getattr(plugin, "torun", None)
+        if torun is None or not hasattr(torun, "lock") or not hasattr(plugin, "nextitem_index"):
+            continue
+        try:
+            with torun.lock() as queue:
+                idx = [i for i in queue if isinstance(i, int)]
+        except Exception:
+            return []
+        nxt = plugin.nextitem_index
+        if isinstance(nxt, int):
+            idx.insert(0, nxt)
+        return [items[i] for i in idx if 0 <= i < len(items)]
+    return []
 
 
 # ---------------------------------------------------------------------------- session plugin
