@@ -246,6 +246,11 @@ def _source(kind: str, values: Mapping[str, Any], base: Path | None, where: Wher
         problems.add(where("missing"), f"missing: found {missing!r}; expected \"error\" (default) or \"skip\" "
                      "(drop judged passages that are not in the corpus)")
         missing = "error"
+    if isinstance(corpus, str) and base is not None and not Path(corpus).expanduser().is_absolute():
+        in_suite, in_dir = _path(corpus, base), _path(corpus, path)
+        if not in_suite.exists() and in_dir.exists():
+            problems.add(where("corpus"), f"corpus: {in_suite} does not exist (paths are relative to the suite "
+                         f"folder); did you mean {in_dir}? Write corpus relative to the suite folder")
     if problems.count > n_before or lang is None:
         return None
     return MiraclSource(dir=path, lang=lang, split=split, corpus=_path(corpus, base) if corpus else None,
@@ -424,7 +429,8 @@ def _miracl_cases(src: MiraclSource, suite_name: str, where: Where, problems: _P
             avail = _available(src.dir, src.split)
             problems.add(where("dir"), f"no {what}.miracl-{MIRACL_VERSION}-{src.lang}-{src.split}.tsv under {src.dir}; "
                          f"languages with {src.split} topics there: {', '.join(avail) or 'none'}")
-    if topics_path is None or qrels_path is None:
+    files = _corpus_files(src, problems, where)
+    if topics_path is None or qrels_path is None or not files:
         return ()
     n_before = problems.count
     topics = read_topics(topics_path, problems)
@@ -441,9 +447,6 @@ def _miracl_cases(src: MiraclSource, suite_name: str, where: Where, problems: _P
               f"in {qrels_path.name} and are skipped")
     selected = usable[: src.limit] if src.limit else usable
     needed = {d for t in selected for d in qrels[t.qid]}
-    files = _corpus_files(src, problems, where)
-    if not files:
-        return ()
     docs = read_corpus(files, needed, problems)
     if problems.count > n_before:
         return ()
@@ -552,7 +555,8 @@ def parse_mirage_prompt(prompt: str, ids: Sequence[str]) -> ParsedPrompt:
     for n, (_, begin, pid) in enumerate(starts):
         end = starts[n + 1][0] if n + 1 < len(starts) else len(contexts)
         body = contexts[begin:end].strip()
-        title, sep, rest = body.partition(" - ")
+        # "Title - text"; a body that ends in " -" is a title without text
+        title, sep, rest = (body + " ").partition(" - ")
         if sep and "\n" not in title:
             ptitle, ptext = title.strip() or None, rest.strip()
         else:
@@ -587,6 +591,9 @@ def _export_cases(src: MirageExportSource, suite_name: str, where: Where, proble
     if not src.path.is_file():
         problems.add(where("path"), f"{src.path} does not exist; expected a MIRAGE-Bench export JSONL file "
                      "(rows with query_id, prompt, positive_ids, negative_ids)")
+        return ()
+    if src.path.name.endswith(".gz"):
+        problems.add(where("path"), f"{src.path} is compressed; expected a plain JSONL file (gunzip it first)")
         return ()
     rows: list[_ExportRow] = []
     other_langs: dict[str, int] = {}
@@ -626,24 +633,22 @@ def _export_cases(src: MirageExportSource, suite_name: str, where: Where, proble
         except ValueError as exc:
             problems.add(here, f"field 'prompt': cannot recover the passages: {exc}")
             continue
+        # the row's own language, else the one the prompt's instruction asks for, else ?lang=
         raw_lang = obj.get("language", obj.get("lang"))
-        lang: str | None
+        lang: str | None = None
         if raw_lang is not None:
             lang = _lang_code(raw_lang) if isinstance(raw_lang, str) else None
             if lang is None:
                 problems.add(here, f"field 'language': found {raw_lang!r:.40}; expected a language code such as 'hi'")
                 continue
-        elif src.lang is not None:
-            lang = src.lang
         elif parsed.language is not None:
             lang = _lang_code(parsed.language)
-            if lang is None:
-                problems.add(here, f"the prompt asks for {parsed.language!r}, which is not a known language name; "
-                             "add ?lang=CODE to the source")
-                continue
-        else:
-            problems.add(here, "no language: the row has no 'language' field and the prompt names none; "
-                         "add ?lang=CODE (or lang = \"..\" in [source])")
+        if lang is None:
+            lang = src.lang
+        if lang is None:
+            asked = f"the prompt asks for {parsed.language!r}, which is not a known language name" \
+                if parsed.language else "the row has no 'language' field and the prompt names none"
+            problems.add(here, f"no language: {asked}; add ?lang=CODE (or lang = \"..\" in [source])")
             continue
         if src.lang is not None and lang != src.lang:
             other_langs[lang] = other_langs.get(lang, 0) + 1

@@ -1,0 +1,99 @@
+"""Per-language counts of the MIRACL v1.0 dev topics and qrels (recorded in docs/miracl-counts.md).
+
+    python benchmarks/miracl_counts.py                      # ../shared/data/miracl-v1.0-dev
+    python benchmarks/miracl_counts.py DIR --split dev      # another folder or split
+    python benchmarks/miracl_counts.py --markdown           # the table as in docs/miracl-counts.md
+
+The files are read with the loader's own parsers (``pytest_mirage.suites.sources``), so the table is
+what a ``miracl:DIR?lang=..`` suite sees before the corpus is attached: one case per query with a
+relevant passage, its judged passages (relevant and non-relevant) as the oracle context.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_mirage.langcodes import MIRAGE_LANGUAGES
+from pytest_mirage.suites.loader import _Problems
+from pytest_mirage.suites.sources import miracl_file, read_qrels, read_topics
+
+DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "miracl-v1.0-dev"
+
+
+@dataclass(frozen=True, slots=True)
+class LangCounts:
+    lang: str
+    queries: int  # topics in the file
+    usable: int  # queries with at least one relevant passage (the cases of a suite)
+    with_negative: int  # usable queries that also have a non-relevant passage (MIRAGE keeps only these)
+    judged: int  # judged (query, passage) pairs
+    relevant: int
+    non_relevant: int
+    max_judged: int  # most judged passages of one query
+
+    def per_query(self, n: int) -> float:
+        return n / self.queries if self.queries else 0.0
+
+
+def count(directory: Path, lang: str, split: str) -> LangCounts:
+    problems = _Problems()
+    topics_path = miracl_file(directory, "topics", lang, split)
+    qrels_path = miracl_file(directory, "qrels", lang, split)
+    if topics_path is None or qrels_path is None:
+        raise SystemExit(f"{directory}: no topics/qrels files for {lang!r} ({split}); "
+                         f"expected topics.miracl-v1.0-{lang}-{split}.tsv and qrels.miracl-v1.0-{lang}-{split}.tsv")
+    topics = read_topics(topics_path, problems)
+    qrels = read_qrels(qrels_path, problems)
+    problems.raise_if_any(directory)
+    per_query = [list(qrels.get(q, {}).values()) for q in topics]
+    rel = sum(1 for js in per_query for j in js if j.rel > 0)
+    judged = sum(len(js) for js in per_query)
+    usable = [js for js in per_query if any(j.rel > 0 for j in js)]
+    return LangCounts(lang=lang, queries=len(topics), usable=len(usable),
+                      with_negative=sum(1 for js in usable if any(j.rel <= 0 for j in js)), judged=judged, relevant=rel, non_relevant=judged - rel,
+                      max_judged=max((len(js) for js in per_query), default=0))
+
+
+def table(rows: list[LangCounts]) -> list[str]:
+    out = ["| lang | dev queries | with a relevant passage | and a non-relevant one | judged passages | relevant | non-relevant "
+           "| judged / query | relevant / query | non-relevant / query | max judged |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        out.append(f"| {r.lang} | {r.queries} | {r.usable} | {r.with_negative} | {r.judged} | {r.relevant} | {r.non_relevant} "
+                   f"| {r.per_query(r.judged):.2f} | {r.per_query(r.relevant):.2f} "
+                   f"| {r.per_query(r.non_relevant):.2f} | {r.max_judged} |")
+    tot = LangCounts("all", sum(r.queries for r in rows), sum(r.usable for r in rows),
+                     sum(r.with_negative for r in rows), sum(r.judged for r in rows),
+                     sum(r.relevant for r in rows), sum(r.non_relevant for r in rows),
+                     max((r.max_judged for r in rows), default=0))
+    out.append(f"| **all** | {tot.queries} | {tot.usable} | {tot.with_negative} | {tot.judged} | {tot.relevant} | {tot.non_relevant} "
+               f"| {tot.per_query(tot.judged):.2f} | {tot.per_query(tot.relevant):.2f} "
+               f"| {tot.per_query(tot.non_relevant):.2f} | {tot.max_judged} |")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dir", nargs="?", type=Path, default=DEFAULT_DIR)
+    ap.add_argument("--split", default="dev")
+    ap.add_argument("--langs", default=",".join(MIRAGE_LANGUAGES))
+    ap.add_argument("--markdown", action="store_true", help="print only the Markdown table")
+    args = ap.parse_args(argv)
+    if not args.dir.is_dir():
+        print(f"{args.dir}: not a folder; pass the folder with the MIRACL topics and qrels files", file=sys.stderr)
+        return 2
+    rows = [count(args.dir, lang, args.split) for lang in args.langs.split(",")]
+    if not args.markdown:
+        print(f"MIRACL v1.0 {args.split} from {args.dir}")
+        print(f"median judged passages per query over languages: "
+              f"{statistics.median(r.per_query(r.judged) for r in rows):.2f}")
+    print("\n".join(table(rows)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
