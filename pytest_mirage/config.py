@@ -35,6 +35,12 @@ class MirageConfig:
     suite_stats: bool = False
     leaderboard: bool = True
     model_defaults: dict[str, Any] = field(default_factory=dict)
+    judge: ModelSpec | None = None
+    judge_queries: int = 100
+    judge_order: str = "both"
+    tournaments: int = 200
+    train_surrogate: bool = False
+    surrogate_features: tuple[str, ...] | None = None
 
     def rule_names(self) -> set[str]:
         return {r.metric for r in (*self.thresholds_cli, *self.thresholds_ini, *self.gates_cli, *self.gates_ini)}
@@ -101,6 +107,17 @@ def resolve(config: Any) -> MirageConfig:
         raise ConfigError(f"{cmsrc}: found {cache_mode!r}; expected one of {', '.join(CACHE_MODES)}")
     stats, _ = options.get(config, "--mirage-suite-stats")
     no_lb, _ = options.get(config, "--mirage-no-leaderboard")
+    judge_raw, _ = options.get(config, "--mirage-judge")
+    jq_raw, jqsrc = options.get(config, "--mirage-judge-queries")
+    jo_raw, josrc = options.get(config, "--mirage-judge-order")
+    if jo_raw and jo_raw not in ("both", "random"):
+        raise ConfigError(f"{josrc}: found {jo_raw!r}; expected both or random")
+    tn_raw, tnsrc = options.get(config, "--mirage-tournaments")
+    train_raw, _ = options.get(config, "--mirage-train-surrogate")
+    sf_raw, _ = options.get(config, "--mirage-surrogate-features")
+    if train_raw and not judge_raw:
+        raise ConfigError("--mirage-train-surrogate needs a judge: add --mirage-judge SPEC (answers and judge "
+                          "calls are cached, so re-running costs nothing)")
     root = Path(str(config.rootpath))
     return MirageConfig(
         models=specs, suites=tuple(suites_raw or ()), langs=langs,
@@ -109,6 +126,10 @@ def resolve(config: Any) -> MirageConfig:
         seed=_int(seed_raw, ssrc, 0), cache_dir=Path(cache_dir) if cache_dir else root / ".pytest_cache" / "mirage",
         cache_mode=cache_mode, concurrency=concurrency, suite_stats=bool(stats), leaderboard=not no_lb,
         model_defaults=defaults,
+        judge=parse_model_spec(judge_raw, defaults) if judge_raw else None,
+        judge_queries=_int(jq_raw, jqsrc, 100, minimum=1), judge_order=jo_raw or "both",
+        tournaments=_int(tn_raw, tnsrc, 200, minimum=10), train_surrogate=bool(train_raw),
+        surrogate_features=tuple(x.strip() for x in str(sf_raw).split(",") if x.strip()) if sf_raw else None,
     )
 
 

@@ -45,6 +45,18 @@ OPTIONS: tuple[Option, ...] = (
            "int", "N"),
     Option("--mirage-openai-base-url", "mirage_openai_base_url", "base URL of an OpenAI-compatible server "
            "(default: $OPENAI_BASE_URL or api.openai.com)", "string", "URL"),
+    Option("--mirage-judge", "mirage_judge", "pairwise LLM judge (any model spec, e.g. openai:gpt-4o): judge "
+           "sampled pairs of models and fit a Bradley-Terry arena", "string", "SPEC"),
+    Option("--mirage-judge-queries", "mirage_judge_queries", "queries judged per suite x language (default 100, "
+           "seeded sample)", "int", "N"),
+    Option("--mirage-judge-order", "mirage_judge_order", "both (default: each pair judged in both orders) or "
+           "random (one seeded order)", "string", "ORDER"),
+    Option("--mirage-tournaments", "mirage_tournaments", "bootstrap tournaments of the arena (default 200)",
+           "int", "N"),
+    Option("--mirage-train-surrogate", "mirage_train_surrogate", "train the surrogate judge from this run's "
+           "arena and save it next to each suite (surrogate/<lang>.json)", "bool"),
+    Option("--mirage-surrogate-features", "mirage_surrogate_features", "features of the surrogate judge "
+           "(comma-separated metric names; default: every metric all models have)", "string", "NAMES"),
     Option("--mirage-suite-stats", "mirage_suite_stats", "print per-language statistics of the collected "
            "suites (MIRAGE Table 1 style) and warnings for thin languages", "bool"),
     Option("--mirage-no-leaderboard", "mirage_no_leaderboard", "do not print the leaderboard", "bool"),

@@ -293,7 +293,7 @@ class MirageController:
             return  # controller only: workers must not write reports (xdist race)
         models = sorted({r.model for r in self.state.results.values() if r.outcome != "reference"})
         outcome = self.state.finish(models)
-        if outcome.failed_gates and session.exitstatus == pytest.ExitCode.OK:
+        if (outcome.failed_gates or outcome.fatal) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -310,7 +310,8 @@ class MirageController:
         if self.state.cfg.leaderboard and out.board:
             terminalreporter.section("pytest-mirage leaderboard", sep="=")
             width = terminalreporter._tw.fullwidth
-            for line in leaderboard_lines(out.board, width=width, markup=terminalreporter.hasmarkup):
+            for line in leaderboard_lines(out.board, width=width, markup=terminalreporter.hasmarkup,
+                                          extra=out.arena_columns()):
                 terminalreporter.write_line(line)
         lines = gate_lines(out.gates)
         if lines:
@@ -318,8 +319,16 @@ class MirageController:
             for line in lines:
                 failed = line.startswith("FAILED")
                 terminalreporter.write_line(line, red=failed, bold=failed)
+        if out.arena.judge:
+            j = out.arena.judge
+            terminalreporter.write_line("mirage judge: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
+                                                                     for k, v in j.items()))
+        for path in out.arena.saved:
+            terminalreporter.write_line(f"mirage surrogate saved: {path}")
         for line in out.problems:
             terminalreporter.write_line(f"mirage: {line}", yellow=True)
+        for line in out.fatal:
+            terminalreporter.write_line(f"mirage ERROR: {line}", red=True, bold=True)
         if out.report_path:
             terminalreporter.write_line(f"mirage report: {out.report_path}")
         if out.record_path:

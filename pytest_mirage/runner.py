@@ -17,13 +17,14 @@ from typing import Any
 from .config import MirageConfig
 from .engine import EngineSettings, run_requests
 from .errors import ConfigError, MirageError, ModelError
+from .arena.workflow import ArenaOutcome
 from .harness import CaseResult, build_request, evaluate
 from .metrics.base import MetricRegistry
 from .models.base import Answer, ModelAdapter, ModelRequest
 from .models.registry import ModelRegistry, ModelSpec, parse_model_spec
 from .report import aggregate_gates, build_report, leaderboard, write_report
 from .report.aggregate import GateResult, LeaderboardRow
-from .suites.model import Case, Suite
+from .suites.model import Case, Passage, Suite
 from .suites.resolve import load_ref
 from .suites.runs import load_run_file, write_run_lines
 from .thresholds import Rule, merge_rules, parse_rule
@@ -38,6 +39,18 @@ class Outcome:
     report_path: Path | None = None
     record_path: Path | None = None
     problems: list[str] = field(default_factory=list)
+    arena: ArenaOutcome = field(default_factory=ArenaOutcome)
+    fatal: list[str] = field(default_factory=list)  # make the run fail (e.g. an unusable surrogate)
+
+    def arena_columns(self) -> dict[tuple[str, str, str], dict[str, str]]:
+        cols: dict[tuple[str, str, str], dict[str, str]] = defaultdict(dict)
+        for row in self.arena.arena:
+            key = (row["suite"], row["lang"], row["model"])
+            cols[key]["bt"] = f"{row['strength']:+.2f}"
+            cols[key]["bt#"] = str(row["rank"])
+        for (suite, lang, model), (_score, rank) in self.arena.surrogate_scores.items():
+            cols[(suite, lang, model)]["sur#"] = str(rank)
+        return dict(cols)
 
     @property
     def failed_gates(self) -> list[GateResult]:
@@ -68,6 +81,11 @@ class MirageSession:
                 raise ConfigError(f"--mirage-metrics: {_unknown(self.metrics, name)}")
         for spec in self.cfg.models:
             self.models.check(spec)
+        if self.cfg.judge is not None:
+            self.models.check(self.cfg.judge)
+        for name in self.cfg.surrogate_features or ():
+            if name not in self.metrics:
+                raise ConfigError(f"--mirage-surrogate-features: {_unknown(self.metrics, name)}")
 
     def suite_rules(self, suite: Suite) -> tuple[list[Rule], list[Rule]]:
         """Thresholds and gates for ``suite``, precedence CLI > ini > manifest."""
@@ -94,7 +112,10 @@ class MirageSession:
     def metric_names(self, suite: Suite) -> list[str]:
         th, gt = self.suite_rules(suite)
         base = list(self.cfg.metrics) if self.cfg.metrics is not None else self.metrics.defaults()
-        return list(dict.fromkeys([*base, *(r.metric for r in (*th, *gt))]))
+        names = list(dict.fromkeys([*base, *(r.metric for r in (*th, *gt))]))
+        if self.cfg.surrogate_features:
+            names = list(dict.fromkeys([*names, *self.cfg.surrogate_features]))
+        return self.metrics.case_level(names)
 
     def adapter(self, spec: ModelSpec) -> ModelAdapter:
         ad = self._adapters.get(spec.raw)
@@ -230,8 +251,16 @@ class MirageSession:
         for r in results:
             if r.suite not in gates_by_suite:
                 gates_by_suite[r.suite] = self.suite_rules(self.suite(r.suite_ref))[1]
-        gates = aggregate_gates(results, gates_by_suite, seed=self.cfg.seed)
-        outcome = Outcome(board=board, gates=gates, problems=problems)
+        arena = self.run_arena(results, refs)
+        problems += arena.problems
+        model_values: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
+        for (suite, lang, model), (score, rank) in arena.surrogate_scores.items():
+            model_values[(suite, lang, model)].update(surrogate_score=score, surrogate_rank=float(rank))
+        self._check_model_gates(gates_by_suite, model_values, arena)
+        gates = aggregate_gates(results, gates_by_suite, seed=self.cfg.seed, model_values=model_values)
+        outcome = Outcome(board=board, gates=gates, problems=problems, arena=arena)
+        if getattr(self, "surrogate_error", None):
+            outcome.fatal.append(f"surrogate: {self.surrogate_error}")
         if self.cfg.report is not None:
             suites_meta = []
             for ref in sorted({r.suite_ref for r in results}):
@@ -239,7 +268,16 @@ class MirageSession:
                 suites_meta.append({"name": s.name, "mode": s.mode, "languages": sorted({r.lang for r in results if r.suite_ref == ref}),
                                     "cases": len({r.case_id for r in results if r.suite_ref == ref}),
                                     "reference_models": [n for n in ref_names if any(x.model == n and x.suite_ref == ref for x in refs)]})
-            report = build_report(list(models_under_test), suites_meta, allres, board, gates)
+            extra: dict[str, Any] = {}
+            if arena.arena or arena.judge:
+                extra["arena"] = arena.arena
+                extra["judge"] = arena.judge
+            if arena.surrogate:
+                extra["surrogate"] = arena.surrogate
+                extra["surrogate_scores"] = [
+                    {"suite": su, "lang": la, "model": mo, "surrogate_score": round(sc, 6), "surrogate_rank": rk}
+                    for (su, la, mo), (sc, rk) in sorted(arena.surrogate_scores.items())]
+            report = build_report(list(models_under_test), suites_meta, allres, board, gates, extra)
             write_report(self.cfg.report, report)
             outcome.report_path = self.cfg.report
         if self.cfg.record is not None:
@@ -248,6 +286,81 @@ class MirageSession:
             outcome.record_path = self.cfg.record
         self.outcome = outcome
         return outcome
+
+    # ---------------------------------------------------------------- arena and surrogate
+    def judge_complete(self, spec: ModelSpec) -> Any:
+        """A ``complete(prompts)`` callable that sends judge prompts through the engine (cached)."""
+        ad = self.adapter(spec)
+        dummy = Suite(name="judge", root=Path("."), manifest=None, mode="oracle", cases=())
+
+        def complete(prompts: list[str]) -> list[str | Exception]:
+            from .arena.workflow import prompt_id
+
+            reqs = [ModelRequest(case=Case(suite="judge", id=prompt_id(p), lang="en", question="", passages=(),
+                                           relevant=(), answers=()), suite=dummy, mode="oracle", passages=(),
+                                 prompt=p) for p in prompts]
+            outs = run_requests(ad, reqs, self.engine_settings)
+            return [o.output if isinstance(o, Answer) else o for o in outs]
+
+        return complete
+
+    def run_arena(self, results: Sequence[CaseResult], refs: Sequence[CaseResult]) -> ArenaOutcome:
+        """Judge + Bradley-Terry when a judge is configured; surrogate training or scoring."""
+        from .arena import workflow
+
+        out = ArenaOutcome()
+        if not results:
+            return out
+        roots = {r.suite: self.suite(r.suite_ref).root for r in results}
+        feats = workflow.per_model_features([*results, *refs], self.cfg.surrogate_features)
+        if self.cfg.judge is not None:
+            cases: dict[tuple[str, str], Case] = {}
+            contexts: dict[tuple[str, str], tuple[Passage, ...]] = {}
+            answers: dict[tuple[str, str, str], str] = {}
+            for r in (*results, *refs):
+                if r.run_line is None or r.outcome == "error":
+                    continue
+                suite = self.suite(r.suite_ref)
+                key = (suite.name, r.case_id)
+                if key not in cases:
+                    cases[key] = suite.case(r.case_id)
+                    if suite.mode == "retrieval" and suite.corpus is not None:
+                        by_id = {p.id: p for p in suite.corpus}
+                        contexts[key] = tuple(by_id[i] for i in cases[key].relevant if i in by_id)
+                answers[(suite.name, r.case_id, r.model)] = str(r.run_line.get("output", ""))
+            models = sorted({m for (_s, _c, m) in answers})
+            try:
+                groups = workflow.judge_and_fit(self.judge_complete(self.cfg.judge), cases, answers, models,
+                                                per_group=self.cfg.judge_queries, seed=self.cfg.seed,
+                                                order=self.cfg.judge_order, tournaments=self.cfg.tournaments,
+                                                contexts=contexts or None, out=out)
+            except MirageError as exc:
+                out.problems.append(f"arena not computed: {exc}")
+                return out
+            if self.cfg.train_surrogate:
+                workflow.train(groups, feats, roots, feature_names=self.cfg.surrogate_features,
+                               judge=self.cfg.judge.raw, seed=self.cfg.seed, tournaments=self.cfg.tournaments, out=out)
+                return out
+        under_test = sorted({r.model for r in results})
+        try:
+            workflow.apply(feats, roots, under_test, out)
+        except MirageError as exc:
+            self.surrogate_error = str(exc)
+        return out
+
+    def _check_model_gates(self, gates_by_suite: Mapping[str, Sequence[Rule]],
+                           model_values: Mapping[tuple[str, str, str], Mapping[str, float]],
+                           arena: ArenaOutcome) -> None:
+        """A gate on a model-level metric with no value (no surrogate) is an explicit error."""
+        for suite, rules in gates_by_suite.items():
+            for rule in rules:
+                if self.metrics[rule.metric].scope != "model":
+                    continue
+                if not any(k[0] == suite and rule.metric in v for k, v in model_values.items()):
+                    reason = getattr(self, "surrogate_error", None) or (
+                        f"no trained surrogate next to suite {suite!r}: train one with --mirage-judge SPEC "
+                        "--mirage-train-surrogate")
+                    arena.problems.append(f"gate {rule.expr!r} ({rule.source}) cannot be evaluated: {reason}")
 
     def close(self) -> None:
         for ad in self._adapters.values():

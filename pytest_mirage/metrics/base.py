@@ -47,6 +47,7 @@ class Metric:
     description: str = ""
     source: str = ""  # paper / section the definition comes from
     default: bool = True  # computed unless the user selects metrics explicitly
+    scope: str = "case"  # "case": computed per case; "model": one value per suite x language x model
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +93,11 @@ class MetricRegistry:
         return sorted(self._metrics)
 
     def defaults(self) -> list[str]:
-        return [m.name for m in self._metrics.values() if m.default]
+        return [m.name for m in self._metrics.values() if m.default and m.scope == "case"]
+
+    def case_level(self, names: Iterable[str]) -> list[str]:
+        """The names among ``names`` that are computed per case."""
+        return [n for n in names if self[n].scope == "case"]
 
     def compute(self, sample: Sample, names: Iterable[str]) -> MetricValues:
         values: dict[str, float | None] = {}
@@ -124,6 +129,22 @@ def builtin_registry() -> MetricRegistry:
     reg = MetricRegistry()
     for m in builtin.METRICS:
         reg.register(m)
+    for m in MODEL_METRICS:
+        reg.register(m)
     return reg
+
+
+def _model_level(sample: Sample) -> float:
+    raise NotApplicable("a model-level metric: computed once per suite x language x model at session end")
+
+
+# Model-level metrics from the surrogate judge (MIRAGE §4.3), usable in gates: "surrogate_rank <= 3".
+MODEL_METRICS = (
+    Metric("surrogate_score", _model_level, True, "Surrogate-judge predicted Bradley-Terry strength of the model "
+           "from its mean heuristic features (a trained surrogate must exist next to the suite)",
+           "MIRAGE-Bench §4.3", default=False, scope="model"),
+    Metric("surrogate_rank", _model_level, False, "Rank of the model among the surrogate's training models plus "
+           "the models under test (1 = best)", "MIRAGE-Bench §4.3", default=False, scope="model"),
+)
 
 

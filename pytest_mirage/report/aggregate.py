@@ -100,8 +100,16 @@ def leaderboard(results: Iterable[CaseResult], reference_models: Iterable[str] =
 
 
 def aggregate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, Sequence[Rule]],
-                    seed: int = 0) -> list[GateResult]:
-    """Evaluate gates per suite x language x model under test (reference systems are not gated)."""
+                    seed: int = 0,
+                    model_values: Mapping[tuple[str, str, str], Mapping[str, float]] | None = None) -> list[GateResult]:
+    """Evaluate gates per suite x language x model under test (reference systems are not gated).
+
+    ``model_values`` holds model-level metrics (e.g. ``surrogate_rank``) per (suite, lang, model):
+    a gate on one of them compares that single value (any statistic of one value is the value).
+    A gate on a model-level metric without a value fails: it must not pass silently.
+    """
+    model_values = model_values or {}
+    model_level = {m for v in model_values.values() for m in v}
     groups: dict[tuple[str, str, str], list[CaseResult]] = defaultdict(list)
     for r in results:
         if r.outcome in ("reference",):
@@ -114,6 +122,14 @@ def aggregate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, 
             if not rule.applies_to(lang):
                 continue
             assert rule.stat is not None
+            mv = model_values.get((suite, lang, model), {})
+            if rule.metric in mv or rule.metric.startswith("surrogate_") or rule.metric in model_level:
+                if rule.metric in mv:
+                    v = float(mv[rule.metric])
+                    out.append(GateResult(suite, lang, model, rule.expr, rule.source, v, rule.check(v), 1))
+                else:
+                    out.append(GateResult(suite, lang, model, rule.expr, rule.source, None, False, 0))
+                continue
             values = [r.metrics[rule.metric] for r in rs if r.metrics.get(rule.metric) is not None]
             passed_flags = [r.checks[rule.metric] for r in rs if rule.metric in r.checks]
             errors = sum(1 for r in rs if r.outcome == "error")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from .aggregate import GateResult, LeaderboardRow
 
@@ -19,8 +19,19 @@ def _fmt(v: float | None) -> str:
 
 
 def leaderboard_lines(rows: Sequence[LeaderboardRow], width: int = 120, markup: bool = False,
-                      max_metrics: int = 12) -> list[str]:
-    """One table per suite: the overall ("all") block first, then one block per language."""
+                      max_metrics: int = 12,
+                      extra: Mapping[tuple[str, str, str], Mapping[str, str]] | None = None) -> list[str]:
+    """One table per suite: the overall ("all") block first, then one block per language.
+
+    ``extra`` adds columns per (suite, lang, model), e.g. the Bradley-Terry strength and rank and the
+    surrogate rank, shown next to the default score.
+    """
+    extra = extra or {}
+    extra_cols: list[str] = []
+    for cols in extra.values():
+        for c in cols:
+            if c not in extra_cols:
+                extra_cols.append(c)
     from rich import box
     from rich.console import Console
     from rich.table import Table
@@ -46,13 +57,17 @@ def leaderboard_lines(rows: Sequence[LeaderboardRow], width: int = 120, markup: 
         table.add_column("model", no_wrap=True)
         table.add_column("n", justify="right")
         table.add_column("score", justify="right")
+        for c in extra_cols:
+            table.add_column(c, justify="right", no_wrap=True)
         for m in metrics:
             table.add_column(SHORT.get(m, m), justify="right", no_wrap=True)
         for lang in langs:
             lrows = sorted((r for r in srows if r.lang == lang), key=lambda r: r.rank)
             for i, r in enumerate(lrows):
                 name = r.model + (" (ref)" if r.reference else "")
+                ex = extra.get((r.suite, r.lang, r.model), {})
                 table.add_row(lang if i == 0 else "", str(r.rank), name, str(r.n), _fmt(r.score),
+                              *[ex.get(c, "–") for c in extra_cols],
                               *[_fmt(r.metrics.get(m)) for m in metrics],
                               style="dim" if r.reference else None, end_section=(i == len(lrows) - 1))
         console.print(table)

@@ -1,0 +1,150 @@
+"""The arena as a session step: judge sampled pairs, fit Bradley-Terry per suite x language (and
+"all"), train or apply the surrogate judge. Pure of pytest; the runner calls :func:`run_arena`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..suites.model import Case, Passage
+from .bt import Battle, bradley_terry
+from .surrogate import Surrogate, load_surrogate, mean_features, surrogate_health, train_surrogate
+
+SURROGATE_DIR = "surrogate"
+
+
+def surrogate_path(suite_root: Path, lang: str) -> Path:
+    """Where a suite's surrogate for ``lang`` ("all" for the suite-level one) is saved."""
+    return suite_root / SURROGATE_DIR / f"{lang}.json"
+
+
+@dataclass
+class ArenaOutcome:
+    arena: list[dict[str, Any]] = field(default_factory=list)
+    judge: dict[str, Any] = field(default_factory=dict)
+    surrogate: list[dict[str, Any]] = field(default_factory=list)  # health/metadata per (suite, lang)
+    surrogate_scores: dict[tuple[str, str, str], tuple[float, int]] = field(default_factory=dict)
+    bt_rank: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    saved: list[Path] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def judge_and_fit(complete: Callable[[list[str]], list[str | Exception]],
+                  cases: Mapping[tuple[str, str], Case], answers: Mapping[tuple[str, str, str], str],
+                  models: Sequence[str], *, per_group: int, seed: int, order: str, tournaments: int,
+                  contexts: Mapping[tuple[str, str], Sequence[Passage]] | None = None,
+                  out: ArenaOutcome) -> dict[tuple[str, str], list[Battle]]:
+    """Judge every pair of ``models`` on sampled cases and fit BT; returns the battles per group."""
+    from ..judges.pairwise import build_plan, group_battles, judge_matchups, judge_reliability, matchup_prompts
+
+    class _Judge:
+        def complete(self, prompts: list[str]) -> list[str | Exception]:
+            return complete(prompts)
+
+    # only cases every arena model answered (errors are not battles)
+    usable = [c for key, c in cases.items() if all((key[0], key[1], m) in answers for m in models)]
+    plan = build_plan(usable, models, per_group=per_group, seed=seed, order=order)  # type: ignore[arg-type]
+    prompts = matchup_prompts(plan, cases, answers, passages=contexts)
+    judgments = judge_matchups(_Judge(), plan, prompts)
+    out.judge = judge_reliability(judgments).to_json()
+    groups = group_battles(judgments)
+    for (suite, lang), battles in sorted(groups.items()):
+        if not battles:
+            out.problems.append(f"arena {suite} [{lang}]: no usable verdicts")
+            continue
+        board = bradley_terry(battles, tournaments=tournaments, seed=seed)
+        rows = board.to_json(suite, lang)
+        out.arena.extend(rows)
+        for r in rows:
+            out.bt_rank[(suite, lang, r["model"])] = int(r["rank"])
+    return groups
+
+
+def per_model_features(results: Sequence[Any], features: Sequence[str] | None) -> dict[tuple[str, str], dict[str, dict[str, float]]]:
+    """Mean per-case metric values of each model per (suite, lang) and (suite, "all")."""
+    per: dict[tuple[str, str], dict[str, list[Mapping[str, float | None]]]] = defaultdict(lambda: defaultdict(list))
+    for r in results:
+        if r.outcome == "error":
+            continue
+        vals = {k: v for k, v in r.metrics.items() if features is None or k in features}
+        per[(r.suite, r.lang)][r.model].append(vals)
+        per[(r.suite, "all")][r.model].append(vals)
+    return {key: mean_features(models) for key, models in per.items()}
+
+
+def train(groups: Mapping[tuple[str, str], list[Battle]], feats: Mapping[tuple[str, str], dict[str, dict[str, float]]],
+          roots: Mapping[str, Path], *, feature_names: Sequence[str] | None, judge: str, seed: int,
+          tournaments: int, out: ArenaOutcome) -> None:
+    """Train and save one surrogate per (suite, lang) with its health report."""
+    from ..arena.bt import bradley_terry
+
+    for (suite, lang), battles in sorted(groups.items()):
+        f = feats.get((suite, lang))
+        if not battles or not f:
+            continue
+        board = bradley_terry(battles, tournaments=tournaments, seed=seed)
+        strengths = {m: s for m, s in board.strengths().items() if m in f}
+        try:
+            names = _usable_features(f, list(strengths), feature_names)
+            health = surrogate_health(f, battles, feature_names=names, seed=seed, tournaments=min(tournaments, 100))
+            sur = train_surrogate(f, strengths, feature_names=names, seed=seed, judge=judge, suite=suite, lang=lang,
+                                  health=health)
+        except Exception as exc:  # noqa: BLE001 - reported per group, the others still train
+            out.problems.append(f"surrogate {suite} [{lang}] not trained: {exc}")
+            continue
+        path = surrogate_path(roots[suite], lang)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        sur.save(path)
+        out.saved.append(path)
+        out.surrogate.append({"suite": suite, "lang": lang, "path": str(path), "features": list(sur.features),
+                              "training_models": list(sur.training_models), "judge": judge,
+                              "health": health.to_json()})
+
+
+def _usable_features(f: Mapping[str, Mapping[str, float]], models: Sequence[str],
+                     chosen: Sequence[str] | None) -> list[str]:
+    """Features every training model has (a metric that is null for a model cannot be a feature)."""
+    common = set.intersection(*(set(f[m]) for m in models)) if models else set()
+    names = sorted(common) if chosen is None else list(chosen)
+    missing = [n for n in names if n not in common]
+    if missing:
+        raise ConfigError(f"surrogate features {missing} are not available for every training model")
+    return [n for n in names if n not in ("surrogate_score", "surrogate_rank")]
+
+
+def apply(feats: Mapping[tuple[str, str], dict[str, dict[str, float]]], roots: Mapping[str, Path],
+          under_test: Sequence[str], out: ArenaOutcome) -> None:
+    """Score the models under test with each suite's saved surrogates (a missing feature is an error)."""
+    for (suite, lang), f in sorted(feats.items()):
+        root = roots.get(suite)
+        if root is None:
+            continue
+        path = surrogate_path(root, lang)
+        if not path.is_file():
+            continue
+        sur: Surrogate = load_surrogate(path)  # raises SurrogateError naming the file
+        current = {m: f[m] for m in under_test if m in f}
+        if not current:
+            continue
+        missing = {m: [n for n in sur.features if n not in current[m]] for m in current}
+        missing = {m: v for m, v in missing.items() if v}
+        if missing:
+            raise ConfigError(f"surrogate {path}: features {sorted({n for v in missing.values() for n in v})} "
+                              f"are unavailable in this run for {sorted(missing)}; compute them "
+                              "(e.g. --mirage-metrics) or retrain with --mirage-train-surrogate")
+        for s in sur.rank(current):
+            if s.model in current:
+                out.surrogate_scores[(suite, lang, s.model)] = (s.score, s.rank)
+        out.surrogate.append({"suite": suite, "lang": lang, "path": str(path), "features": list(sur.features),
+                              "training_models": list(sur.training_models), "judge": sur.judge,
+                              "created": sur.created, "health": sur.health.to_json() if sur.health else None})
+
+
+def prompt_id(prompt: str) -> str:
+    return hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16]
