@@ -1,28 +1,31 @@
-"""Scheduling of model calls: batching/concurrency, on-disk cache, retries (see issue #5)."""
+"""Scheduling of model calls: batching/concurrency, on-disk cache, retries (see issue #5).
+
+The plugin calls :func:`run_requests` once per model after collection, with every request of that
+model in this process, and passes an :class:`EngineSettings` built from its options
+(``--mirage-cache``, ``--mirage-cache-mode``, ``--mirage-concurrency``). Nothing here imports a
+heavy library; adapters import theirs when they are created.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from .cache import CACHE_FILE, AnswerCache, cache_key
+from .faults import RetryPolicy, TransientError, parse_retry_after, redact
+from .scheduler import CACHE_MODES, AsyncModelAdapter, EngineSettings, cache_file, run_requests
+from .stats import EngineStats, summary_lines
 
-from ..models.base import Answer, ModelAdapter, ModelRequest
-
-
-@dataclass(frozen=True, slots=True)
-class EngineSettings:
-    cache_dir: Path | None = None
-    cache_mode: str = "use"  # use | refresh | off | replay-only
-    concurrency: int = 16
-    progress: bool = False
-
-
-def run_requests(adapter: ModelAdapter, requests: Sequence[ModelRequest],
-                 settings: EngineSettings | None = None) -> list[Answer | Exception]:
-    """Answer all ``requests`` with ``adapter``; one entry (Answer or exception) per request, in order."""
-    if not requests:
-        return []
-    out = adapter.answer_batch(list(requests))
-    if len(out) != len(requests):
-        raise RuntimeError(f"adapter {adapter.name!r} returned {len(out)} answers for {len(requests)} requests")
-    return out
+__all__ = [
+    "CACHE_FILE",
+    "CACHE_MODES",
+    "AnswerCache",
+    "AsyncModelAdapter",
+    "EngineSettings",
+    "EngineStats",
+    "RetryPolicy",
+    "TransientError",
+    "cache_file",
+    "cache_key",
+    "parse_retry_after",
+    "redact",
+    "run_requests",
+    "summary_lines",
+]

@@ -1,0 +1,115 @@
+"""Fault handling shared by the engine and the adapters: retryable errors, backoff, redaction."""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import random
+import re
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from ..errors import ConfigError, ModelError
+
+EXCERPT_CHARS = 300
+
+
+class TransientError(ModelError):
+    """A failure worth retrying: rate limit (429), server error (5xx), timeout, dropped connection.
+
+    ``retry_after`` is the wait the server asked for, in seconds (``Retry-After`` /
+    ``retry-after-ms``), or None. The engine retries these with backoff; when it gives up, the case
+    ends as a plain :class:`~pytest_mirage.errors.ModelError` carrying this message.
+    """
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Exponential backoff with jitter; a server's ``Retry-After`` is honoured up to ``max_wait_s``.
+
+    Attempt ``n`` (0-based) without a ``Retry-After`` waits ``d/2 + uniform(0, d/2)`` seconds with
+    ``d = min(max_backoff_s, base_s * 2**n)`` ("equal jitter": never less than half the backoff, so
+    a crowd of clients spreads out but none retries at once). With a ``Retry-After`` of ``r``
+    seconds the wait is ``r`` plus up to 10% jitter; an ``r`` above ``max_wait_s`` ends the retries.
+    """
+
+    max_retries: int = 4
+    base_s: float = 0.5
+    max_backoff_s: float = 20.0
+    max_wait_s: float = 120.0
+
+    def __post_init__(self) -> None:
+        if self.max_retries < 0:
+            raise ConfigError(f"retries: found {self.max_retries}; expected an integer >= 0")
+        if not (self.base_s >= 0 and self.max_backoff_s >= 0 and self.max_wait_s >= 0):
+            raise ConfigError("retry backoff settings must be >= 0 seconds; found "
+                              f"base={self.base_s}, max_backoff={self.max_backoff_s}, max_wait={self.max_wait_s}")
+
+    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float | None:
+        """Seconds to wait before retry number ``attempt + 1``, or None to give up."""
+        if attempt >= self.max_retries:
+            return None
+        if retry_after is not None:
+            if retry_after > self.max_wait_s:
+                return None
+            return retry_after + rng.uniform(0, 0.1 * retry_after)
+        d = min(self.max_backoff_s, self.base_s * (2.0 ** attempt))
+        return d / 2 + rng.uniform(0, d / 2)
+
+
+def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    if not headers:
+        return None
+    lowered = {k.lower(): v for k, v in headers.items()}
+    ms = lowered.get("retry-after-ms")
+    if ms is not None:
+        try:
+            value = float(ms) / 1000.0
+        except ValueError:
+            value = math.nan
+        if math.isfinite(value) and value >= 0:
+            return value
+    raw = lowered.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        seconds = float(raw)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(raw)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, when.timestamp() - (time.time() if now is None else now))
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+_SECRET_PATTERNS = (
+    re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{4,}"),
+    re.compile(r"\bsk-[A-Za-z0-9_-]{6,}"),
+    re.compile(r"(?i)\b(api[_-]?key|authorization|x-api-key)(\"?\s*[:=]\s*\"?)[^\s\",}]{4,}"),
+)
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with the given secret values and anything shaped like a key or bearer token masked."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    text = _SECRET_PATTERNS[0].sub(lambda m: f"{m.group(1)} ***", text)
+    text = _SECRET_PATTERNS[1].sub("sk-***", text)
+    text = _SECRET_PATTERNS[2].sub(lambda m: f"{m.group(1)}{m.group(2)}***", text)
+    return text
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """A one-line excerpt of a response body for error messages."""
+    flat = " ".join(text.split())
+    if not flat:
+        return "<empty body>"
+    return flat if len(flat) <= limit else flat[:limit] + f"... ({len(flat)} chars)"

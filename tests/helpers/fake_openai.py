@@ -1,0 +1,351 @@
+"""A small OpenAI-compatible chat-completions server for tests and benchmarks.
+
+It listens on ``127.0.0.1`` on a free port, answers ``POST .../chat/completions`` with scripted
+answers after a configurable latency, and injects faults on demand. It speaks plain HTTP/1.1 with
+keep-alive over asyncio (one thread runs the event loop), so hundreds of concurrent slow requests
+cost no threads.
+
+Faults are scripted per request: ``faults`` maps a substring of the last user message to the list
+of faults its successive attempts get (``"ok"`` lets an attempt through); ``default_faults`` applies
+to every request whose message matches no key. Fault names:
+
+``429`` / ``429:S``  rate limited, ``Retry-After: S`` (default 1) seconds
+``429ms:M``          rate limited, ``retry-after-ms: M`` (the OpenAI header), no ``Retry-After``
+``500`` / ``503``    server error with a JSON error body
+``400`` / ``401``    client error with a JSON error body (not retryable; 401 echoes the key sent)
+``slow``             answers only after ``slow_s`` seconds (beyond the client's timeout)
+``invalid_json``     200 with a body that is not JSON
+``drop``             closes the connection without answering
+``empty_choices``    200 with ``"choices": []``
+``truncated``        200 with ``finish_reason: "length"``
+``ok``               a normal answer
+
+Usage::
+
+    with FakeOpenAIServer(latency=0.1, faults={"q-7": ["429:1", "ok"]}) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="test")
+
+From a shell (the benchmark runs it in its own process)::
+
+    python -m tests.helpers.fake_openai --latency 0.1   # prints the port on the first line
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import json
+import sys
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+MAX_BODY_BYTES = 4 * 1024 * 1024  # a request larger than this gets 413 (the server is bounded)
+MAX_LOGGED = 10_000  # the request log keeps only the most recent requests
+
+FAULT_NAMES = ("ok", "429", "429ms", "500", "503", "400", "401", "slow", "invalid_json", "drop",
+               "empty_choices", "truncated")
+
+AnswerFn = Callable[[Mapping[str, Any]], str]
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """One request as the server saw it (after parsing)."""
+
+    path: str
+    headers: Mapping[str, str]
+    body: Mapping[str, Any]
+    content: str  # the last user message
+    fault: str
+    at: float  # time.monotonic() when the request arrived
+
+
+def default_answer(body: Mapping[str, Any]) -> str:
+    """A deterministic MIRAGE-format answer derived from the last user message."""
+    content = _last_user_content(body)
+    digest = hashlib.sha256(content.encode()).hexdigest()[:12]
+    return f"##Reason: scripted reply.\n##Answer: answer-{digest} [1]"
+
+
+def _last_user_content(body: Mapping[str, Any]) -> str:
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        for msg in reversed(messages):
+            if isinstance(msg, dict) and msg.get("role") == "user":
+                content = msg.get("content")
+                return content if isinstance(content, str) else json.dumps(content)
+    return ""
+
+
+def _check_fault(name: str) -> str:
+    base = name.split(":", 1)[0]
+    if base not in FAULT_NAMES:
+        raise ValueError(f"unknown fault {name!r}; expected one of {', '.join(FAULT_NAMES)}")
+    return name
+
+
+class FakeOpenAIServer:
+    """An OpenAI-compatible server on 127.0.0.1 with latency and fault injection (see module doc)."""
+
+    def __init__(self, *, latency: float = 0.0, answer: AnswerFn | Mapping[str, str] | None = None,
+                 faults: Mapping[str, Iterable[str]] | None = None,
+                 default_faults: Iterable[str] = (), slow_s: float = 5.0,
+                 usage: tuple[int, int] = (10, 5), port: int = 0) -> None:
+        self.latency = latency
+        self.slow_s = slow_s
+        self.usage = usage
+        self._answer = answer
+        self._faults: dict[str, deque[str]] = {
+            key: deque(_check_fault(f) for f in seq) for key, seq in (faults or {}).items()}
+        self._default_faults = deque(_check_fault(f) for f in default_faults)
+        self._port = port
+        self._lock = threading.Lock()
+        self.log: deque[Received] = deque(maxlen=MAX_LOGGED)
+        self.count = 0  # chat-completion requests received (every attempt, faults included)
+        self.completed = 0  # requests answered with a normal 200 answer
+        self.fault_counts: Counter[str] = Counter()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._startup_error: BaseException | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("FakeOpenAIServer is not started; use it as a context manager")
+        return int(self._server.sockets[0].getsockname()[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> FakeOpenAIServer:
+        self._thread = threading.Thread(target=self._run, name="fake-openai", daemon=True)
+        self._thread.start()
+        self._ready.wait(10)
+        if self._startup_error is not None:
+            raise RuntimeError(f"fake OpenAI server failed to start: {self._startup_error}")
+        if self._server is None:
+            raise RuntimeError("fake OpenAI server did not start within 10 s")
+        return self
+
+    def stop(self) -> None:
+        loop, server = self._loop, self._server
+        if loop is not None and server is not None and loop.is_running():
+            async def _shutdown() -> None:
+                server.close()
+                for task in asyncio.all_tasks():
+                    if task is not asyncio.current_task():
+                        task.cancel()
+                loop.stop()
+            asyncio.run_coroutine_threadsafe(_shutdown(), loop)
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            self._server = loop.run_until_complete(
+                asyncio.start_server(self._handle, "127.0.0.1", self._port, backlog=1024))
+        except BaseException as exc:  # reported to the thread that called start()
+            self._startup_error = exc
+            self._ready.set()
+            loop.close()
+            return
+        self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+    # ------------------------------------------------------------------ scripting
+    def set_faults(self, key: str, faults: Iterable[str]) -> None:
+        with self._lock:
+            self._faults[key] = deque(_check_fault(f) for f in faults)
+
+    def requests_for(self, substring: str) -> list[Received]:
+        """Logged requests whose last user message contains ``substring``."""
+        with self._lock:
+            return [r for r in self.log if substring in r.content]
+
+    def _next_fault(self, content: str) -> str:
+        with self._lock:
+            for key, queue in self._faults.items():
+                if key in content:
+                    return queue.popleft() if queue else "ok"
+            return self._default_faults.popleft() if self._default_faults else "ok"
+
+    def _answer_text(self, body: Mapping[str, Any]) -> str:
+        if self._answer is None:
+            return default_answer(body)
+        if callable(self._answer):
+            return self._answer(body)
+        content = _last_user_content(body)
+        for key, text in self._answer.items():
+            if key in content:
+                return text
+        return default_answer(body)
+
+    # ------------------------------------------------------------------ HTTP
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                keep = await self._one_request(reader, writer)
+                if not keep:
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass
+        finally:
+            with contextlib.suppress(Exception):
+                writer.close()
+
+    async def _one_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        request_line = await reader.readline()
+        if not request_line:
+            return False
+        method, path, _ = request_line.decode("latin-1").split(" ", 2)
+        headers: dict[str, str] = {}
+        while True:
+            line = await reader.readline()
+            if line in (b"\r\n", b"\n", b""):
+                break
+            name, _, value = line.decode("latin-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        length = int(headers.get("content-length", "0"))
+        if length > MAX_BODY_BYTES:
+            await self._send(writer, 413, {"error": {"message": "request too large"}})
+            return False
+        raw = await reader.readexactly(length) if length else b""
+        if method == "GET" and path.rstrip("/").endswith("/models"):
+            await self._send(writer, 200, {"object": "list", "data": [
+                {"id": "fake-model", "object": "model", "owned_by": "tests"}]})
+            return True
+        if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
+            await self._send(writer, 404, {"error": {"message": f"no route {method} {path}"}})
+            return True
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            await self._send(writer, 400, {"error": {"message": "request body is not JSON"}})
+            return True
+        content = _last_user_content(body)
+        fault = self._next_fault(content)
+        with self._lock:
+            self.count += 1
+            self.fault_counts[fault] += 1
+            self.log.append(Received(path=path, headers=headers, body=body, content=content, fault=fault,
+                                     at=time.monotonic()))
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await self._respond(writer, body, fault, headers)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    async def _respond(self, writer: asyncio.StreamWriter, body: Mapping[str, Any], fault: str,
+                       headers: Mapping[str, str]) -> bool:
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        name, _, arg = fault.partition(":")
+        if name == "drop":
+            writer.transport.abort()
+            return False
+        if name == "slow":
+            await asyncio.sleep(self.slow_s)
+        if name == "429":
+            await self._send(writer, 429, {"error": {"message": "Rate limit reached", "type": "rate_limit"}},
+                             {"retry-after": arg or "1"})
+            return True
+        if name == "429ms":
+            await self._send(writer, 429, {"error": {"message": "Rate limit reached", "type": "rate_limit"}},
+                             {"retry-after-ms": arg or "100"})
+            return True
+        if name == "401":  # like OpenAI, echo the key that was sent: clients must redact it
+            key = headers.get("authorization", "").removeprefix("Bearer ")
+            await self._send(writer, 401, {"error": {"message": f"Incorrect API key provided: {key}",
+                                                     "type": "invalid_request_error"}})
+            return True
+        if name in ("500", "503", "400"):
+            await self._send(writer, int(name), {"error": {"message": f"scripted {name} error",
+                                                           "type": "server_error"}})
+            return True
+        if name == "invalid_json":
+            await self._send_raw(writer, 200, b'{"id": "chatcmpl-x", "choices": [{"mess', "application/json")
+            return True
+        model = str(body.get("model", "fake-model"))
+        if name == "empty_choices":
+            await self._send(writer, 200, self._completion(model, None))
+            return True
+        text = self._answer_text(body)
+        finish = "length" if name == "truncated" else "stop"
+        await self._send(writer, 200, self._completion(model, text, finish))
+        with self._lock:
+            self.completed += 1
+        return True
+
+    def _completion(self, model: str, text: str | None, finish: str = "stop") -> dict[str, Any]:
+        prompt_tokens, completion_tokens = self.usage
+        choices = [] if text is None else [{
+            "index": 0, "finish_reason": finish, "logprobs": None,
+            "message": {"role": "assistant", "content": text}}]
+        return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+                "model": model, "choices": choices,
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                          "total_tokens": prompt_tokens + completion_tokens}}
+
+    async def _send(self, writer: asyncio.StreamWriter, status: int, payload: Any,
+                    extra_headers: Mapping[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        await self._send_raw(writer, status, data, "application/json", extra_headers)
+
+    async def _send_raw(self, writer: asyncio.StreamWriter, status: int, data: bytes, ctype: str,
+                        extra_headers: Mapping[str, str] | None = None) -> None:
+        reason = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 413: "Too Large",
+                  429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable"}
+        head = [f"HTTP/1.1 {status} {reason.get(status, 'Status')}", f"Content-Type: {ctype}",
+                f"Content-Length: {len(data)}", "Connection: keep-alive"]
+        head += [f"{k}: {v}" for k, v in (extra_headers or {}).items()]
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + data)
+        await writer.drain()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the server in the foreground; print its port on the first line of stdout."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
+    parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    args = parser.parse_args(argv)
+    server = FakeOpenAIServer(latency=args.latency, port=args.port).start()
+    print(server.port, flush=True)
+    try:
+        # serve until stdin closes (the parent died or closed the pipe) or Ctrl-C
+        sys.stdin.read()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

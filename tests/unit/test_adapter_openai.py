@@ -1,0 +1,162 @@
+"""The openai: adapter against a real local HTTP server speaking the chat-completions API."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_mirage.engine import CACHE_FILE, EngineSettings, EngineStats, run_requests
+from pytest_mirage.errors import ConfigError, ModelError
+from pytest_mirage.models.base import Answer
+from pytest_mirage.models.registry import ModelRegistry, parse_model_spec
+from tests.helpers.cases import make_requests
+from tests.helpers.fake_openai import FakeOpenAIServer
+
+pytest.importorskip("openai")
+
+from pytest_mirage.models.openai_adapter import OpenAIAdapter, create
+
+SECRET = "sk-test-SECRET-0123456789abcdef"
+TRANSPORTS = ["httpx"] + (["aiohttp"] if importlib.util.find_spec("aiohttp") else [])
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer(answer={"q-1:": "##Reason: r [doc1#0]\n##Answer: Berlin [doc1#0]"}) as srv:
+        yield srv
+
+
+def test_registry_resolves_the_openai_kind(server: FakeOpenAIServer) -> None:
+    adapter = ModelRegistry().create(parse_model_spec(f"openai:gpt-4o-mini?base_url={server.base_url}"))
+    assert isinstance(adapter, OpenAIAdapter)
+    assert adapter.name == "openai:gpt-4o-mini" and adapter.retrieves is False
+
+
+@pytest.mark.parametrize("http", TRANSPORTS)
+def test_request_carries_model_messages_and_parameters(server: FakeOpenAIServer, http: str) -> None:
+    reqs = make_requests(2)
+    spec = parse_model_spec(f"openai:my-model?base_url={server.base_url}&max_tokens=64&http={http}"
+                            '&extra={"top_p": 0.5, "seed": 7}')
+    out = run_requests(create(spec), reqs, EngineSettings())
+    body = server.requests_for("q-1:")[0].body
+    assert body["model"] == "my-model"
+    assert body["messages"] == [{"role": "user", "content": reqs[1].prompt}]
+    assert body["temperature"] == 0.1  # MIRAGE's default
+    assert body["max_tokens"] == 64
+    assert body["top_p"] == 0.5 and body["seed"] == 7
+    answer = out[1]
+    assert isinstance(answer, Answer)
+    assert answer.output == "##Reason: r [doc1#0]\n##Answer: Berlin [doc1#0]"
+    assert answer.answer is None and answer.citations is None  # the plugin parses later
+    assert answer.model == "openai:my-model"
+    assert answer.usage == {"finish_reason": "stop", "prompt_tokens": 10, "completion_tokens": 5,
+                            "total_tokens": 15}
+
+
+def test_session_default_base_url_and_env_var(server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    via_defaults = create(parse_model_spec("openai:m", defaults={"base_url": server.base_url}))
+    assert isinstance(run_requests(via_defaults, make_requests(1))[0], Answer)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    via_env = create(parse_model_spec("openai:m"))
+    assert isinstance(run_requests(via_env, make_requests(1))[0], Answer)
+    assert server.count == 2
+
+
+@pytest.mark.parametrize("http", TRANSPORTS)
+def test_api_key_is_sent_but_never_stored_or_shown(server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: Path, http: str) -> None:
+    monkeypatch.setenv("MY_KEY", SECRET)
+    server.set_faults("q-0:", ["401"])
+    adapter = create(parse_model_spec(f"openai:m?base_url={server.base_url}&api_key_env=MY_KEY&http={http}"))
+    out = run_requests(adapter, make_requests(2), EngineSettings(cache_dir=tmp_path))
+    assert server.log[0].headers["authorization"] == f"Bearer {SECRET}"
+    assert isinstance(out[0], ModelError) and "HTTP 401" in str(out[0]) and "$MY_KEY" in str(out[0])
+    assert SECRET not in str(out[0]) and SECRET not in repr(adapter)
+    assert "MY_KEY" not in str(adapter.cache_identity()) and SECRET not in str(adapter.cache_identity())
+    stored = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert (tmp_path / CACHE_FILE).exists() and SECRET.encode() not in stored and b"Bearer" not in stored
+
+
+def test_error_bodies_that_echo_the_key_are_redacted(server: FakeOpenAIServer,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_KEY", SECRET)
+    server.set_faults("q-0:", ["401"])
+    server.set_faults("q-1:", ["400"])
+    adapter = create(parse_model_spec(f"openai:m?base_url={server.base_url}&api_key_env=MY_KEY"))
+    out = run_requests(adapter, make_requests(2))
+    assert isinstance(out[0], ModelError)
+    assert "Incorrect API key provided: ***" in str(out[0]) and SECRET not in str(out[0])
+    chain: list[BaseException] = []
+    exc: BaseException | None = out[0]
+    while exc is not None:  # what a traceback would print: causes, and contexts not suppressed
+        chain.append(exc)
+        exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+    assert all(SECRET not in str(e) for e in chain)
+    assert isinstance(out[1], ModelError) and "HTTP 400" in str(out[1]) and "check max_tokens" in str(out[1])
+
+
+def test_truncated_answers_can_be_kept(server: FakeOpenAIServer) -> None:
+    server.set_faults("q-0:", ["truncated"])
+    adapter = create(parse_model_spec(f"openai:m?base_url={server.base_url}&truncated=keep"))
+    out = run_requests(adapter, make_requests(1))
+    assert isinstance(out[0], Answer) and out[0].usage["finish_reason"] == "length"
+
+
+def test_cache_identity_has_model_and_parameters_not_transport(server: FakeOpenAIServer) -> None:
+    a = create(parse_model_spec(f"openai:m?base_url={server.base_url}&temperature=0"))
+    b = create(parse_model_spec("openai:m?base_url=http://other:1/v1&temperature=0"))
+    assert a.cache_identity() == b.cache_identity() == {
+        "kind": "openai", "model": "m", "temperature": 0.0, "max_tokens": None, "extra": {}, "truncated": "error"}
+    tagged = create(parse_model_spec("openai:m?base_url=http://other:1/v1&cache_tag=gateway"))
+    assert tagged.cache_identity()["cache_tag"] == "gateway"  # type: ignore[index]
+
+
+def test_answer_batch_works_outside_the_engine(server: FakeOpenAIServer) -> None:
+    adapter = create(parse_model_spec(f"openai:m?base_url={server.base_url}&concurrency=2"))
+    out = adapter.answer_batch(make_requests(3))
+    assert [a.case_id for a in out if isinstance(a, Answer)] == ["q-0", "q-1", "q-2"]
+    assert server.max_in_flight <= 2
+
+
+def test_the_adapter_is_reusable_across_runs(server: FakeOpenAIServer, tmp_path: Path) -> None:
+    adapter = create(parse_model_spec(f"openai:m?base_url={server.base_url}"))
+    stats = EngineStats()
+    for _ in range(2):  # each run has its own event loop; the client is rebuilt per loop
+        out = run_requests(adapter, make_requests(2), EngineSettings(stats=stats))
+        assert all(isinstance(a, Answer) for a in out)
+    adapter.close()
+    assert stats.calls == 4
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("openai:", "no model name; expected openai:MODEL"),
+    ("openai:m?base_url=http://x/v1&temprature=0", r"unknown option 'temprature'.*Did you mean: temperature\?"),
+    ("openai:m?base_url=http://x/v1&temperature=hot", "option temperature: found 'hot'; expected a number"),
+    ("openai:m?base_url=http://x/v1&max_tokens=0", "option max_tokens: found '0'; expected an integer >= 1"),
+    ("openai:m?base_url=http://x/v1&extra=[1]", "option extra: found '\\[1\\]'; expected a JSON object"),
+    ("openai:m?base_url=http://x/v1&truncated=maybe", "option truncated: found 'maybe'; expected one of error, keep"),
+    ("openai:m?base_url=http://x/v1&http=curl", "option http: found 'curl'; expected one of auto, httpx, aiohttp"),
+])
+def test_bad_options_are_config_errors(spec: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        create(parse_model_spec(spec))
+
+
+def test_transport_choice(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_mirage.models import openai_adapter
+
+    monkeypatch.setattr(openai_adapter, "aiohttp_available", lambda: False)
+    assert create(parse_model_spec("openai:m?base_url=http://x/v1")).http == "httpx"
+    with pytest.raises(ConfigError, match=r'http=aiohttp needs aiohttp.*pip install "openai\[aiohttp\]"'):
+        create(parse_model_spec("openai:m?base_url=http://x/v1&http=aiohttp"))
+    assert create(parse_model_spec("openai:m?base_url=http://x/v1&http=httpx")).http == "httpx"
+
+
+def test_missing_key_without_a_local_server_says_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(ConfigError, match=r"OPENAI_API_KEY is not set.*\?api_key_env=NAME.*base_url"):
+        create(parse_model_spec("openai:gpt-4o-mini"))
