@@ -24,6 +24,7 @@ from .suites.resolve import suite_ref
 
 session_key = pytest.StashKey[MirageSession]()
 RESULT_KEY = "mirage_result"
+ENGINE_STATS_KEY = "mirage_engine_stats"
 
 
 # ---------------------------------------------------------------------------- configuration
@@ -58,7 +59,14 @@ def pytest_configure(config: pytest.Config) -> None:
         obj(metrics) if callable(obj) and not hasattr(obj, "fn") else metrics.register(obj)
     config.hook.pytest_mirage_register_metrics(registry=metrics, config=config)
     config.hook.pytest_mirage_register_models(registry=models, config=config)
-    state = MirageSession(cfg, metrics, models)
+    # a progress bar for long model runs, on an interactive terminal only (not in CI logs, not workers)
+    import sys
+
+    progress = sys.stderr.isatty() and not hasattr(config, "workerinput")
+    try:
+        state = MirageSession(cfg, metrics, models, progress=progress)
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
     try:
         state.validate_rules()
         state.open_offline_models()
@@ -197,7 +205,12 @@ class MirageItem(pytest.Item):
         todo = _xdist_queued(self) if hasattr(self.config, "workerinput") else self.session.items
         jobs = [(it.ref, state.suite(it.ref), it.case) for it in [self, *todo]
                 if isinstance(it, MirageItem) and it.spec.raw == self.spec.raw]
-        state.prefetch(self.spec, jobs)
+        capman = self.config.pluginmanager.getplugin("capturemanager")
+        if capman is not None and state.engine_settings.progress:
+            with capman.global_and_fixture_disabled():  # the progress bar must reach the terminal
+                state.prefetch(self.spec, jobs)
+        else:
+            state.prefetch(self.spec, jobs)
         try:
             self._result = state.result_for(self.spec, self.ref, suite, self.case)
         except (ModelError, MetricError, MirageError) as exc:
@@ -288,8 +301,18 @@ class MirageController:
                 if key == RESULT_KEY:
                     self.state.add_result(report.nodeid, value if isinstance(value, dict) else json.loads(value))
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        # xdist: merge each worker's engine counts (hits, misses, calls, tokens)
+        data = getattr(node, "workeroutput", {}).get(ENGINE_STATS_KEY)
+        if data:
+            self.state.stats.merge(data)
+
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if self.is_worker or not self.state.results:
+        if self.is_worker:
+            self.config.workeroutput[ENGINE_STATS_KEY] = self.state.stats.to_dict()  # type: ignore[attr-defined]
+            return
+        if not self.state.results:
             return  # controller only: workers must not write reports (xdist race)
         models = sorted({r.model for r in self.state.results.values() if r.outcome != "reference"})
         outcome = self.state.finish(models)
@@ -297,6 +320,8 @@ class MirageController:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for line in self.state.engine_lines():
+            terminalreporter.write_line(line)
         stats = self.state.stats_lines()
         if stats:
             terminalreporter.section("pytest-mirage suite statistics", sep="=")

@@ -6,6 +6,7 @@ controller, the collected case results, from which ``finish()`` computes the lea
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import sys
 from collections import defaultdict
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import MirageConfig
-from .engine import EngineSettings, run_requests
+from .engine import EngineSettings, EngineStats, cache_file, run_requests, summary_lines
 from .errors import ConfigError, MirageError, ModelError
 from .arena.workflow import ArenaOutcome
 from .harness import CaseResult, build_request, evaluate
@@ -58,7 +59,8 @@ class Outcome:
 
 
 class MirageSession:
-    def __init__(self, cfg: MirageConfig, metrics: MetricRegistry, models: ModelRegistry) -> None:
+    def __init__(self, cfg: MirageConfig, metrics: MetricRegistry, models: ModelRegistry,
+                 progress: bool = False) -> None:
         self.cfg = cfg
         self.metrics = metrics
         self.models = models
@@ -66,9 +68,11 @@ class MirageSession:
         self.suites: dict[str, Suite] = {}
         self._answers: dict[tuple[str, str, str], Answer | Exception] = {}
         self._requests: dict[tuple[str, str, str], ModelRequest] = {}
+        self._consumed: set[tuple[str, str, str]] = set()
         self.results: dict[str, CaseResult] = {}  # nodeid -> result (controller)
+        self.stats = EngineStats()
         self.engine_settings = EngineSettings(cache_dir=cfg.cache_dir, cache_mode=cfg.cache_mode,
-                                              concurrency=cfg.concurrency)
+                                              concurrency=cfg.concurrency, progress=progress, stats=self.stats)
         self.outcome: Outcome | None = None
 
     # ---------------------------------------------------------------- configuration
@@ -142,7 +146,12 @@ class MirageSession:
     def prefetch(self, spec: ModelSpec, jobs: Sequence[tuple[str, Suite, Case]]) -> None:
         """Answer every (suite_ref, suite, case) of one model in one engine call."""
         ad = self.adapter(spec)
-        todo = [(ref, s, c) for ref, s, c in jobs if (spec.raw, ref, c.id) not in self._answers]
+        todo = []
+        for ref, s, c in jobs:
+            key = (spec.raw, ref, c.id)
+            if key not in self._answers and key not in self._consumed:
+                self._consumed.add(key)  # answered once per process, even when listed again
+                todo.append((ref, s, c))
         if not todo:
             return
         requests = [build_request(s, c, ad) for _, s, c in todo]
@@ -231,7 +240,9 @@ class MirageSession:
                 if name in under_test:
                     continue  # the model under test is already on the board
                 reqs = [build_request(suite, c, ad) for c in cases]
-                for req, ans in zip(reqs, run_requests(ad, reqs, self.engine_settings), strict=True):
+                # reference systems are offline and not counted as model calls of this run
+                quiet = dataclasses.replace(self.engine_settings, stats=None, progress=False)
+                for req, ans in zip(reqs, run_requests(ad, reqs, quiet), strict=True):
                     if isinstance(ans, BaseException):
                         problems.append(f"reference {name} on {req.case.id}: {ans}")
                         continue
@@ -286,6 +297,13 @@ class MirageSession:
             outcome.record_path = self.cfg.record
         self.outcome = outcome
         return outcome
+
+    def engine_lines(self) -> list[str]:
+        """Session summary of model calls: hits, misses, calls, retries, errors, tokens."""
+        if not self.stats.to_dict().get("requests"):
+            return []
+        path = cache_file(self.engine_settings)
+        return summary_lines(self.stats, str(path) if path else None)
 
     # ---------------------------------------------------------------- arena and surrogate
     def judge_complete(self, spec: ModelSpec) -> Any:
