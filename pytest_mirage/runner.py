@@ -263,11 +263,11 @@ class MirageSession:
             if r.suite not in gates_by_suite:
                 gates_by_suite[r.suite] = self.suite_rules(self.suite(r.suite_ref))[1]
         arena = self.run_arena(results, refs)
-        problems += arena.problems
         model_values: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
         for (suite, lang, model), (score, rank) in arena.surrogate_scores.items():
             model_values[(suite, lang, model)].update(surrogate_score=score, surrogate_rank=float(rank))
         self._check_model_gates(gates_by_suite, model_values, arena)
+        problems += arena.problems
         gates = aggregate_gates(results, gates_by_suite, seed=self.cfg.seed, model_values=model_values)
         outcome = Outcome(board=board, gates=gates, problems=problems, arena=arena)
         if getattr(self, "surrogate_error", None):

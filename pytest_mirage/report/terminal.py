@@ -8,6 +8,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from .aggregate import GateResult, LeaderboardRow
 
+# the columns shown first (the JSON report has every metric)
+COLUMNS = ("language_match", "citation_recall", "citation_map", "faithfulness", "char3_recall", "rouge_l",
+           "hit_at_k", "mrr_at_k", "file_hit_at_k")
 # compact column headers
 SHORT = {"language_match": "lang", "citation_recall": "cite_R", "citation_map": "cite_MAP",
          "citation_precision": "cite_P", "invalid_citations": "cite_bad", "char3_recall": "chr3_R",
@@ -19,7 +22,7 @@ def _fmt(v: float | None) -> str:
 
 
 def leaderboard_lines(rows: Sequence[LeaderboardRow], width: int = 120, markup: bool = False,
-                      max_metrics: int = 12,
+                      max_metrics: int = 8,
                       extra: Mapping[tuple[str, str, str], Mapping[str, str]] | None = None) -> list[str]:
     """One table per suite: the overall ("all") block first, then one block per language.
 
@@ -43,20 +46,17 @@ def leaderboard_lines(rows: Sequence[LeaderboardRow], width: int = 120, markup: 
     console = Console(file=buf, width=max(width, 160), force_terminal=markup, color_system="standard" if markup else None,
                       highlight=False, legacy_windows=False)
     for suite, srows in by_suite.items():
-        metrics: list[str] = []
-        for r in srows:
-            for k in r.metrics:
-                if k not in metrics:
-                    metrics.append(k)
-        metrics = metrics[:max_metrics]
+        present = {k for r in srows for k, v in r.metrics.items() if v is not None}
+        metrics = [m for m in (*COLUMNS, *sorted(present)) if m in present]
+        metrics = list(dict.fromkeys(metrics))[:max_metrics]
         langs = ["all", *sorted({r.lang for r in srows if r.lang != "all"})]
         table = Table(title=f"pytest-mirage leaderboard — {suite}", box=box.SIMPLE_HEAD, title_justify="left",
                       pad_edge=False)
-        table.add_column("lang")
-        table.add_column("#", justify="right")
+        table.add_column("lang", no_wrap=True, min_width=4)
+        table.add_column("#", justify="right", no_wrap=True)
         table.add_column("model", no_wrap=True)
-        table.add_column("n", justify="right")
-        table.add_column("score", justify="right")
+        table.add_column("n", justify="right", no_wrap=True)
+        table.add_column("score", justify="right", no_wrap=True)
         for c in extra_cols:
             table.add_column(c, justify="right", no_wrap=True)
         for m in metrics:
