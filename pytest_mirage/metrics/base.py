@@ -11,7 +11,7 @@ from ..models.base import Answer
 from ..suites.model import Case, Passage
 
 
-class NotApplicable(Exception):  # noqa: N818 - it is a signal, not an error
+class NotApplicable(Exception):
     """Raised by a metric that cannot be computed for a case; the value is null with this reason."""
 
 

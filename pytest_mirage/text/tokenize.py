@@ -1,31 +1,160 @@
-"""Per-language tokenization used by every lexical metric and by BM25 retrieval.
+"""Per-language tokenization: the single tokenizer of every lexical metric, BM25 and the baseline.
 
-Space-delimited scripts: lowercase word tokens (Unicode ``\\w`` runs, combining marks kept).
-Scripts written without spaces (ja, zh, th, km, lo, my): character-level tokens over the
-letters of the text (punctuation and spaces dropped), a documented scheme that never drops a script.
+Scheme (see ``docs/metrics.md``):
+
+* The text is normalized first (:func:`normalize`): Unicode NFKC (full-width forms, half-width
+  katakana and compatibility characters fold to their plain forms), case folding, Arabic-script
+  diacritics and tatweel removed, Arabic/Persian letter variants unified, and for Yoruba the tone
+  marks removed (the under-dot letters ẹ ọ ṣ are kept: they are distinct letters).
+* Scripts written with spaces (Latin, Cyrillic, Arabic, Devanagari, Bengali, Telugu, Hangul, ...):
+  one token per word, a word being a run of letters, digits and combining marks. Combining marks
+  (Devanagari vowel signs, viramas, ...) stay inside their word: nothing is dropped for being
+  non-ASCII.
+* Scripts written without spaces between words (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar,
+  Tibetan): one token per character *unit*, a base character together with its combining marks
+  (a Thai consonant with its vowel and tone marks; a Khmer consonant with its vowel signs and coeng).
+  This is the character-level scheme of sacrebleu's ``zh`` tokenizer, CMRC (Chinese) and JSQuAD
+  (Japanese) answer F1. It is deterministic and needs no dictionary, so scores do not move when a
+  segmenter's dictionary changes; word segmenters (MeCab, jieba, PyThaiNLP, khmer-nltk) would add
+  ~100 MB of dictionaries and dictionary-dependent scores to a regression gate.
+* The choice is made per character, not per ``lang``: a Latin word inside a Japanese answer is a word,
+  a Chinese answer to a Japanese question is tokenized as Chinese. ``lang`` selects only the
+  language-specific normalization (Yoruba tone marks).
+* Punctuation and symbols are separators and never tokens.
 """
 
 from __future__ import annotations
 
-import re
 import unicodedata
+from functools import lru_cache
 
-NO_SPACE_LANGS = frozenset({"ja", "zh", "th", "km", "lo", "my", "bo", "yue"})
-_WORD_RE = re.compile(r"[\w\u0300-\u036f\u0900-\u0dff\u0e00-\u0eff\u1780-\u17ff\u0600-\u06ff\u0c00-\u0c7f]+", re.U)
+import regex  # type: ignore[import-untyped]
+
+# Languages whose running text has no spaces between words (used by BM25 indexing and sentence
+# splitting; tokenization itself decides per character, see the module docstring).
+NO_SPACE_LANGS = frozenset({"ja", "zh", "th", "km", "lo", "my", "bo", "yue", "wuu"})
+
+# Scripts without word spaces. U+30FC (the katakana-hiragana prolonged sound mark) and U+3005 (々)
+# have script Common in Unicode but belong to the Japanese word they lengthen or repeat.
+NOSPACE_CLASS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\p{Tibetan}\u30fc\u3005"
+_TOKEN_RE = regex.compile(
+    rf"(?P<unit>[{NOSPACE_CLASS}]\p{{M}}*)"
+    rf"|(?P<word>[[\p{{L}}\p{{N}}]--[{NOSPACE_CLASS}]][[\p{{L}}\p{{N}}\p{{M}}]--[{NOSPACE_CLASS}]]*)",
+    regex.V1,
+)
+
+# Arabic script: harakat, superscript alef and tatweel carry no lexical content in evaluation;
+# letter variants that writers use interchangeably (Persian/Arabic yeh and kaf, alef with hamza or
+# madda) are unified, as Lucene's Arabic and Persian normalizers do.
+_ARABIC_DROP = dict.fromkeys([*range(0x064B, 0x0660), 0x0670, 0x0640])
+_ARABIC_MAP = {ord("ی"): "ي", ord("ى"): "ي", ord("ک"): "ك", ord("أ"): "ا", ord("إ"): "ا",
+               ord("آ"): "ا", ord("ٱ"): "ا"}
+_ARABIC_TABLE: dict[int, str | None] = {**_ARABIC_DROP, **_ARABIC_MAP}
+_ARABIC_RE = regex.compile("[\u0600-\u06ff]")
+# Yoruba tone marks (acute, grave, macron); the dot below of ẹ ọ ṣ is a letter and is kept.
+_YORUBA_TONES = dict.fromkeys([0x0300, 0x0301, 0x0304])
 
 
-def normalize(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).lower()
+def normalize(text: str, lang: str | None = None) -> str:
+    """NFKC, case-folded text with the language-specific normalization described above."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    if _ARABIC_RE.search(text):
+        text = text.translate(_ARABIC_TABLE)
+    if lang == "yo":
+        text = unicodedata.normalize("NFC", unicodedata.normalize("NFD", text).translate(_YORUBA_TONES))
+    return text
 
 
 def is_letter(ch: str) -> bool:
-    cat = unicodedata.category(ch)
-    return cat[0] in "LMN"
+    """True for letters, combining marks and digits (Unicode categories L*, M*, N*)."""
+    return unicodedata.category(ch)[0] in "LMN"
 
 
 def tokenize(text: str, lang: str) -> list[str]:
-    """Tokens of ``text`` for language ``lang`` (lowercased, NFKC-normalized)."""
-    text = normalize(text)
-    if lang in NO_SPACE_LANGS:
-        return [ch for ch in text if is_letter(ch)]
-    return _WORD_RE.findall(text)
+    """Tokens of ``text`` for language ``lang`` (normalized; words or character units, see above)."""
+    return list(_tokens(text, lang))
+
+
+@lru_cache(maxsize=4096)
+def _tokens(text: str, lang: str) -> tuple[str, ...]:
+    # every lexical metric tokenizes the same answer and references: tokenize once
+    return tuple(m.group() for m in _TOKEN_RE.finditer(normalize(text, lang)))
+
+
+def token_runs(text: str, lang: str) -> list[list[str]]:
+    """Tokens grouped into runs: each word is a run of one token; consecutive character units
+    (no separator between them) form one run. Used for n-grams that must not cross a separator."""
+    runs: list[list[str]] = []
+    last_end = -1
+    last_unit = False
+    for m in _TOKEN_RE.finditer(normalize(text, lang)):
+        unit = m.lastgroup == "unit"
+        if unit and last_unit and m.start() == last_end:
+            runs[-1].append(m.group())
+        else:
+            runs.append([m.group()])
+        last_end, last_unit = m.end(), unit
+    return runs
+
+
+_RUN_RE = regex.compile(
+    rf"((?:[{NOSPACE_CLASS}]\p{{M}}*)+)"
+    rf"|([[\p{{L}}\p{{N}}]--[{NOSPACE_CLASS}]][[\p{{L}}\p{{N}}\p{{M}}]--[{NOSPACE_CLASS}]]*)",
+    regex.V1,
+)
+_UNIT_RE = regex.compile(rf"[{NOSPACE_CLASS}]\p{{M}}*")
+
+
+def content_units(text: str, lang: str) -> set[str]:
+    """Units that carry content, for coverage measures (``support_lexical``): words for spaced
+    scripts; adjacent pairs of character units inside runs of space-less scripts (a single Han or
+    Thai character occurs in almost any passage; pairs approximate words). A run of one unit is kept
+    as is. Equal to the pairs of :func:`token_runs`, computed without per-token Python work."""
+    out: set[str] = set()
+    for run, word in _RUN_RE.findall(normalize(text, lang)):
+        if word:
+            out.add(word)
+            continue
+        units = _UNIT_RE.findall(run)
+        if len(units) == 1:
+            out.add(units[0])
+        else:
+            out.update(map(str.__add__, units, units[1:]))
+    return out
+
+
+# ---------------------------------------------------------------- sentences
+
+# A sentence ends at terminal punctuation (Latin/Cyrillic ., !, ?; Arabic ؟ and ۔; Devanagari and
+# Bengali dandas; Ethiopic ።; Khmer ។ ៕; Myanmar ။; CJK 。！？), followed by closing quotes or
+# brackets and by citation markers, which belong to the sentence they follow ("... in 1998. [d#2]").
+# Latin-style terminators need a following space (so "3.5" and "e.g.x" stay whole); the others not.
+_CITE = r"(?:\s*\[[^\[\]\n]{1,400}\])"
+_CLOSE = r"[\"'”’»)\]）」』】]"
+_SENT_END_RE = regex.compile(
+    rf"(?:[.!?؟۔]+{_CLOSE}*{_CITE}*(?=\s|$)|[।॥።។៕။。！？]+{_CLOSE}*{_CITE}*)|\n+"
+)
+
+
+def split_sentences(text: str, lang: str) -> list[str]:
+    """Sentences of ``text`` with their citation markers; empty pieces dropped.
+
+    Thai and Lao mark sentence ends with a space rather than punctuation, so for them every
+    whitespace run also ends a sentence (the pieces are then clauses).
+    """
+    out: list[str] = []
+    start = 0
+    for m in _SENT_END_RE.finditer(text):
+        out.append(text[start:m.end()])
+        start = m.end()
+    out.append(text[start:])
+    pieces = [s.strip() for s in out if s.strip()]
+    if lang in ("th", "lo"):
+        pieces = [p for s in pieces for p in _split_thai(s)]
+    return pieces
+
+
+def _split_thai(sentence: str) -> list[str]:
+    # split at spaces, but keep citation markers with the clause before them
+    parts = regex.split(r"\s+(?!\[[^\[\]\n]{1,400}\])", sentence)
+    return [p.strip() for p in parts if p.strip()]

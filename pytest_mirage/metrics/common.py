@@ -1,0 +1,37 @@
+"""Helpers shared by the built-in metrics: the answer text a metric scores and reference checks."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ..errors import MetricError
+from ..prompts import parse_output, strip_citations
+from ..text.tokenize import tokenize
+from .base import NotApplicable, Sample
+
+
+def raw_answer(s: Sample) -> str:
+    """The answer part of the output (``##Answer:`` section when the model used the format)."""
+    return s.answer.answer if s.answer.answer is not None else parse_output(s.answer.output, ()).answer
+
+
+def answer_text(s: Sample) -> str:
+    """:func:`raw_answer` without citation markers."""
+    return _strip(raw_answer(s))
+
+
+@lru_cache(maxsize=256)
+def _strip(text: str) -> str:
+    return strip_citations(text).strip()
+
+
+def references(s: Sample) -> tuple[str, ...]:
+    """The case's reference answers; null when it has none, an error when one has no content."""
+    if not s.case.answers:
+        raise NotApplicable("case has no reference answer")
+    for ref in s.case.answers:
+        if not tokenize(ref, s.case.lang):
+            where = f" ({s.case.source})" if s.case.source else ""
+            raise MetricError(f"case {s.case.id!r}{where}: reference answer {ref!r} has no letters or "
+                              "digits, so no overlap metric can use it; fix the case's 'answers'")
+    return s.case.answers

