@@ -27,7 +27,12 @@ BROKEN: dict[str, tuple[str, ...]] = {
     "control:no-citations": ("citation_recall", "citation_map"),
     "control:random-passages": ("citation_recall",),
 }
-TOLERANCE = 0.02  # the oracle may trail another system by this much on a metric (langid noise)
+TOLERANCE = 0.02  # the oracle may trail another system by this much on a metric
+# language ID of short, reworded reference answers is noisier than of copied passage text
+TOLERANCES = {"language_match": 0.05}
+# lexical support rewards copying passage text word for word: a correct reworded reference answer
+# legitimately scores below a system that copies passages, so it is not an "oracle must win" metric
+NOT_ORACLE_METRICS = frozenset({"support_lexical", "support_lexical_uncited", "faithfulness"})
 
 
 @dataclass
@@ -75,11 +80,12 @@ def self_check(suite: Suite, registry: MetricRegistry | None = None, per_languag
                                   f"({_f(oracle.score)}), below {top.model} ({_f(top.score)})")
         for metric in SCORE_METRICS:
             ov = oracle.metrics.get(metric)
-            if ov is None:
+            if ov is None or metric in NOT_ORACLE_METRICS:
                 continue
+            tol = TOLERANCES.get(metric, TOLERANCE)
             for r in rows:
                 v = r.metrics.get(metric)
-                if r.model != "control:oracle" and v is not None and v > ov + TOLERANCE:
+                if r.model != "control:oracle" and v is not None and v > ov + tol:
                     check.problems.append(f"[{lang}] control:oracle {metric} {ov:.3f} < {r.model} {v:.3f}: "
                                           "check the reference answers and relevant ids of this language")
         for control, metrics in BROKEN.items():
