@@ -40,8 +40,8 @@ def main(argv: list[str] | None = None) -> int:
             from .suites.resolve import load_ref, suite_ref
 
             result = self_check(load_ref(suite_ref(args.suite, Path.cwd())))
-            for p in result.problems:
-                print(f"FAIL {result.suite} {p}")
+            for problem in result.problems:
+                print(f"FAIL {result.suite} {problem}")
             print(f"self-check {result.suite}: {'ok' if result.ok else f'{len(result.problems)} problems'}")
             return 0 if result.ok else 1
     except MirageError as exc:

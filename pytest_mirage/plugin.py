@@ -225,7 +225,7 @@ class MirageItem(pytest.Item):
         if self._result.failures:
             raise MirageFailure("\n".join(self._result.failures))
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, MirageFailure):
             return f"{self.case.source}: case {self.case.id} ({self.case.lang}) with {self.spec.raw}:\n{excinfo.value}"
         if isinstance(excinfo.value, MirageError):
@@ -299,7 +299,7 @@ class MirageController:
         if report.when == "call" or (report.when == "setup" and report.failed):
             for key, value in report.user_properties:
                 if key == RESULT_KEY:
-                    self.state.add_result(report.nodeid, value if isinstance(value, dict) else json.loads(value))
+                    self.state.add_result(report.nodeid, value if isinstance(value, dict) else json.loads(str(value)))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

@@ -46,7 +46,7 @@ class BM25Index:
     _vocab: set[str] = field(default_factory=set, repr=False)
 
     def __post_init__(self) -> None:
-        import bm25s
+        import bm25s  # type: ignore[import-untyped]
 
         docs = [terms(((p.title or "") + " " + p.text), self.lang) or ["\u2205"] for p in self.passages]
         self._vocab = {t for d in docs for t in d}

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .arena.workflow import ArenaOutcome
 from .config import MirageConfig
 from .engine import EngineSettings, EngineStats, cache_file, run_requests, summary_lines
 from .errors import ConfigError, MirageError, ModelError
-from .arena.workflow import ArenaOutcome
 from .harness import CaseResult, build_request, evaluate
 from .metrics.base import MetricRegistry
 from .models.base import Answer, ModelAdapter, ModelRequest

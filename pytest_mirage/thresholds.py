@@ -87,7 +87,7 @@ def merge_rules(layers: Sequence[Sequence[Rule]]) -> list[Rule]:
     return list(out.values())
 
 
-def bootstrap_mean_ci(values: Sequence[float], *, n_boot: int = 1000, seed: int = 0,
+def bootstrap_mean_ci(values: Sequence[float] | np.ndarray, *, n_boot: int = 1000, seed: int = 0,
                       alpha: float = 0.05) -> tuple[float, float]:
     """Percentile bootstrap CI of the mean (seeded, so xdist and serial runs agree)."""
     arr = np.asarray(values, dtype=float)

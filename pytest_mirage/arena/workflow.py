@@ -41,7 +41,13 @@ def judge_and_fit(complete: Callable[[list[str]], list[str | Exception]],
                   contexts: Mapping[tuple[str, str], Sequence[Passage]] | None = None,
                   out: ArenaOutcome) -> dict[tuple[str, str], list[Battle]]:
     """Judge every pair of ``models`` on sampled cases and fit BT; returns the battles per group."""
-    from ..judges.pairwise import build_plan, group_battles, judge_matchups, judge_reliability, matchup_prompts
+    from ..judges.pairwise import (
+        build_plan,
+        group_battles,
+        judge_matchups,
+        judge_reliability,
+        matchup_prompts,
+    )
 
     class _Judge:
         def complete(self, prompts: list[str]) -> list[str | Exception]:
@@ -95,7 +101,7 @@ def train(groups: Mapping[tuple[str, str], list[Battle]], feats: Mapping[tuple[s
             health = surrogate_health(f, battles, feature_names=names, seed=seed, tournaments=min(tournaments, 100))
             sur = train_surrogate(f, strengths, feature_names=names, seed=seed, judge=judge, suite=suite, lang=lang,
                                   health=health)
-        except Exception as exc:  # noqa: BLE001 - reported per group, the others still train
+        except Exception as exc:
             out.problems.append(f"surrogate {suite} [{lang}] not trained: {exc}")
             continue
         path = surrogate_path(roots[suite], lang)
