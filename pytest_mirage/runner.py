@@ -31,6 +31,9 @@ from .suites.runs import load_run_file, write_run_lines
 from .thresholds import Rule, merge_rules, parse_rule
 
 
+LAZY_KINDS = frozenset({"hf", "vllm"})
+
+
 @dataclass
 class Outcome:
     """What ``finish()`` computed for the terminal summary and the exit status."""
@@ -108,9 +111,11 @@ class MirageSession:
                 raise ConfigError(f"{rule.source}: {rule.expr!r}: {_unknown(self.metrics, rule.metric)}")
 
     def open_offline_models(self) -> None:
-        """Open replay files now so a bad file is a usage error before any item runs."""
-        for spec in self.cfg.models:
-            if spec.kind == "replay":
+        """Create the adapters that are cheap to create now, so a bad replay file, a missing API key
+        or an unimportable ``py:`` module is one usage error before any item runs. Local engines
+        (``hf``, ``vllm``) load weights: they are created when their first item runs."""
+        for spec in (*self.cfg.models, *((self.cfg.judge,) if self.cfg.judge else ())):
+            if spec.kind not in LAZY_KINDS:
                 self.adapter(spec)
 
     def metric_names(self, suite: Suite) -> list[str]:
