@@ -27,6 +27,8 @@ class MirageConfig:
     gates_ini: tuple[Rule, ...] = ()
     metrics: tuple[str, ...] | None = None
     report: Path | None = None
+    markdown: Path | None = None
+    html: Path | None = None
     record: Path | None = None
     seed: int = 0
     cache_dir: Path | None = None
@@ -99,6 +101,8 @@ def resolve(config: Any) -> MirageConfig:
     metrics = tuple(x.strip() for x in str(metrics_raw).split(",") if x.strip()) if metrics_raw else None
     report, _ = options.get(config, "--mirage-report")
     record, _ = options.get(config, "--mirage-record")
+    markdown, _ = options.get(config, "--mirage-markdown")
+    html, _ = options.get(config, "--mirage-html")
     seed_raw, ssrc = options.get(config, "--mirage-seed")
     cache_dir, _ = options.get(config, "--mirage-cache")
     cache_mode, cmsrc = options.get(config, "--mirage-cache-mode")
@@ -122,7 +126,8 @@ def resolve(config: Any) -> MirageConfig:
     return MirageConfig(
         models=specs, suites=tuple(suites_raw or ()), langs=langs,
         thresholds_cli=th_cli, thresholds_ini=th_ini, gates_cli=gt_cli, gates_ini=gt_ini,
-        metrics=metrics, report=Path(report) if report else None, record=Path(record) if record else None,
+        metrics=metrics, report=Path(report) if report else None,
+        markdown=Path(markdown) if markdown else None, html=Path(html) if html else None, record=Path(record) if record else None,
         seed=_int(seed_raw, ssrc, 0), cache_dir=Path(cache_dir) if cache_dir else root / ".pytest_cache" / "mirage",
         cache_mode=cache_mode, concurrency=concurrency, suite_stats=bool(stats), leaderboard=not no_lb,
         model_defaults=defaults,

@@ -34,6 +34,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--mirage-metrics", "mirage_metrics", "metrics to compute (comma-separated); default: all default "
            "metrics plus those named by thresholds and gates", "string", "NAMES"),
     Option("--mirage-report", "mirage_report", "write the JSON report to PATH", "string", "PATH"),
+    Option("--mirage-markdown", "mirage_markdown", "write the leaderboard, arena and gates as Markdown to PATH "
+           "(e.g. for a CI job summary)", "string", "PATH"),
+    Option("--mirage-html", "mirage_html", "write the same as a self-contained HTML page to PATH", "string", "PATH"),
     Option("--mirage-record", "mirage_record", "write every answer of the models under test to PATH in the "
            "run (replay) format", "string", "PATH"),
     Option("--mirage-seed", "mirage_seed", "seed for bootstrap CIs and sampling (default 0)", "int", "N"),

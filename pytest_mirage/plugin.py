@@ -356,5 +356,7 @@ class MirageController:
             terminalreporter.write_line(f"mirage ERROR: {line}", red=True, bold=True)
         if out.report_path:
             terminalreporter.write_line(f"mirage report: {out.report_path}")
+        for path in out.extra_paths:
+            terminalreporter.write_line(f"mirage report: {path}")
         if out.record_path:
             terminalreporter.write_line(f"mirage record: {out.record_path}")

@@ -45,6 +45,7 @@ class Outcome:
     problems: list[str] = field(default_factory=list)
     arena: ArenaOutcome = field(default_factory=ArenaOutcome)
     fatal: list[str] = field(default_factory=list)  # make the run fail (e.g. an unusable surrogate)
+    extra_paths: list[Path] = field(default_factory=list)  # Markdown / HTML reports written
 
     def arena_columns(self) -> dict[tuple[str, str, str], dict[str, str]]:
         cols: dict[tuple[str, str, str], dict[str, str]] = defaultdict(dict)
@@ -277,7 +278,7 @@ class MirageSession:
         outcome = Outcome(board=board, gates=gates, problems=problems, arena=arena)
         if getattr(self, "surrogate_error", None):
             outcome.fatal.append(f"surrogate: {self.surrogate_error}")
-        if self.cfg.report is not None:
+        if self.cfg.report is not None or self.cfg.markdown is not None or self.cfg.html is not None:
             suites_meta = []
             for ref in sorted({r.suite_ref for r in results}):
                 s = self.suite(ref)
@@ -293,9 +294,16 @@ class MirageSession:
                 extra["surrogate_scores"] = [
                     {"suite": su, "lang": la, "model": mo, "surrogate_score": round(sc, 6), "surrogate_rank": rk}
                     for (su, la, mo), (sc, rk) in sorted(arena.surrogate_scores.items())]
+            if problems or outcome.fatal:
+                extra["problems"] = list(problems)
+                extra["fatal"] = list(outcome.fatal)
             report = build_report(list(models_under_test), suites_meta, allres, board, gates, extra)
-            write_report(self.cfg.report, report)
-            outcome.report_path = self.cfg.report
+            if self.cfg.report is not None:
+                write_report(self.cfg.report, report)
+                outcome.report_path = self.cfg.report
+            from .report.render import write_extra_reports
+
+            outcome.extra_paths = write_extra_reports(report, self.cfg.markdown, self.cfg.html)
         if self.cfg.record is not None:
             lines = [dict(r.run_line) for r in results if r.run_line is not None]
             write_run_lines(self.cfg.record, lines)

@@ -96,3 +96,18 @@ def test_multiple_models_on_the_leaderboard(pytester: pytest.Pytester, demo_suit
     res = pytester.runpytest("demo", "--mirage-model=extractive", "--mirage-model=control:random-passages")
     res.stdout.fnmatch_lines(["*pytest-mirage leaderboard*", "*all*1*control:oracle (ref)*"])
     assert "control:random-passages" in res.stdout.str()
+
+
+def test_markdown_and_html_reports(pytester: pytest.Pytester, demo_suite: Path) -> None:
+    md = pytester.path / "out" / "summary.md"
+    html = pytester.path / "out" / "report.html"
+    res = pytester.runpytest("demo", f"--mirage-markdown={md}", f"--mirage-html={html}",
+                             "--mirage-gate=rouge_l.mean >= 0.99")
+    assert res.ret == pytest.ExitCode.TESTS_FAILED
+    res.stdout.fnmatch_lines([f"mirage report: {md}", f"mirage report: {html}"])
+    text = md.read_text(encoding="utf-8")
+    assert "| control:oracle (ref) |" in text.replace("\\", "") or "control:oracle" in text
+    assert "rouge_l.mean >= 0.99" in text and "extractive" in text
+    page = html.read_text(encoding="utf-8")
+    assert page.lstrip().lower().startswith("<!doctype html") and "<script" not in page
+    assert "extractive" in page and "rouge_l.mean &gt;= 0.99" in page
