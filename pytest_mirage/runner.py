@@ -30,7 +30,6 @@ from .suites.resolve import load_ref
 from .suites.runs import load_run_file, write_run_lines
 from .thresholds import Rule, merge_rules, parse_rule
 
-
 LAZY_KINDS = frozenset({"hf", "vllm"})
 
 
