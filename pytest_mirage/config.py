@@ -92,10 +92,12 @@ def resolve(config: Any) -> MirageConfig:
     th_ini = _rules(th_raw, th_src, False) if th_raw and not src_kind(th_src) else ()
     gt_cli = _rules(gt_raw, gt_src, True) if src_kind(gt_src) else ()
     gt_ini = _rules(gt_raw, gt_src, True) if gt_raw and not src_kind(gt_src) else ()
-    if src_kind(th_src) and config.getini("mirage_thresholds"):
-        th_ini = _rules(list(config.getini("mirage_thresholds")), f"mirage_thresholds in {options._ini_name(config)}", False)
-    if src_kind(gt_src) and config.getini("mirage_gates"):
-        gt_ini = _rules(list(config.getini("mirage_gates")), f"mirage_gates in {options._ini_name(config)}", True)
+    if src_kind(th_src):
+        raw, src = options.get_ini(config, "--mirage-threshold")
+        th_ini = _rules(raw, src, False)
+    if src_kind(gt_src):
+        raw, src = options.get_ini(config, "--mirage-gate")
+        gt_ini = _rules(raw, src, True)
 
     metrics_raw, _ = options.get(config, "--mirage-metrics")
     metrics = tuple(x.strip() for x in str(metrics_raw).split(",") if x.strip()) if metrics_raw else None

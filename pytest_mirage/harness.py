@@ -13,7 +13,7 @@ from typing import Any
 
 from .metrics.base import MetricRegistry, Sample
 from .models.base import Answer, ModelAdapter, ModelRequest
-from .prompts import load_template, order_passages, parse_output, render
+from .prompts import load_template, order_passages, parse_output, render, strip_citations
 from .retrieval import index_for
 from .suites.model import Case, Passage, Suite
 from .thresholds import Rule
@@ -156,6 +156,9 @@ def evaluate(request: ModelRequest, answer: Answer, registry: MetricRegistry, me
     answer = finalize_answer(request, answer)
     mv = registry.compute(metric_sample(request, answer), metric_names)
     failures, checks = check_thresholds(mv.values, rules, request.case.lang)
+    if not any(ch.isalnum() for ch in strip_citations(answer.answer or "")):
+        # metrics of an empty answer are null (nothing to score), so no threshold would catch it
+        failures.insert(0, f"empty answer: the model's output has no answer text (output: {answer.output[:120]!r})")
     run_line = {"suite": request.case.suite, **answer.to_run_line()}
     outcome = "reference" if reference else ("failed" if failures else "passed")
     return CaseResult(suite=request.case.suite, suite_ref=suite_ref, case_id=request.case.id,

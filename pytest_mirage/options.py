@@ -89,13 +89,27 @@ def get(config: Any, flag: str) -> tuple[Any, str]:
     if val is not None and val != []:
         return val, flag
     ini = config.getini(opt.ini)
+    overridden = any(str(o).split("=", 1)[0].strip() == opt.ini
+                     for o in (getattr(config.option, "override_ini", None) or ()))
+    where = f"-o {opt.ini}" if overridden else f"{opt.ini} in {_ini_name(config)}"
     if opt.kind == "list":
-        return (list(ini), f"{opt.ini} in {_ini_name(config)}") if ini else (None, "")
+        return (list(ini), where) if ini else (None, "")
     if opt.kind == "bool":
         return (bool(ini), opt.ini) if ini else (None, "")
     if ini not in ("", None):
-        return ini, f"{opt.ini} in {_ini_name(config)}"
+        return ini, where
     return None, ""
+
+
+def get_ini(config: Any, flag: str) -> tuple[Any, str]:
+    """The ini layer alone (for rules, where CLI and ini layers are merged, not replaced)."""
+    opt = next(o for o in OPTIONS if o.flag == flag)
+    saved = config.getoption(opt.dest)
+    setattr(config.option, opt.dest, None)
+    try:
+        return get(config, flag)
+    finally:
+        setattr(config.option, opt.dest, saved)
 
 
 def _ini_name(config: Any) -> str:

@@ -107,6 +107,7 @@ class SuiteCollector(pytest.Collector):
             state.check_suite_rules(suite)
         except ConfigError as exc:
             raise SuiteError(str(exc)) from None
+        state.register_suite_name(suite, self.ref)
         return suite
 
     def collect(self) -> Iterator[MirageItem]:
@@ -215,7 +216,7 @@ class MirageItem(pytest.Item):
             self._result = state.result_for(self.spec, self.ref, suite, self.case)
         except (ModelError, MetricError, MirageError) as exc:
             err = {"suite": suite.name, "suite_ref": self.ref, "case_id": self.case.id, "lang": self.case.lang,
-                   "model": state.model_name(self.spec) if self.spec.kind != "replay" else self.spec.raw,
+                   "model": state.model_name(self.spec),
                    "metrics": {}, "outcome": "error", "error": str(exc)}
             self.user_properties.append((RESULT_KEY, err))
             raise
@@ -273,8 +274,9 @@ class MirageController:
         self.is_worker = hasattr(config, "workerinput")
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        if (report.failed and report.nodeid.endswith(MANIFEST)) or (report.failed and report.nodeid.startswith("mirage-suite:")):
+        if report.failed and (report.nodeid.endswith(MANIFEST) or report.nodeid.lstrip(":").startswith("mirage-suite:")):
             self.broken_suites.append(report.nodeid)
+            self.state.collection_errors.append({"nodeid": report.nodeid, "message": str(report.longrepr)})
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Any:
@@ -312,10 +314,12 @@ class MirageController:
         if self.is_worker:
             self.config.workeroutput[ENGINE_STATS_KEY] = self.state.stats.to_dict()  # type: ignore[attr-defined]
             return
-        if not self.state.results:
-            return  # controller only: workers must not write reports (xdist race)
+        # controller only: workers must not write reports (xdist race)
+        cfg = self.state.cfg
+        if not self.state.results and cfg.report is None and cfg.markdown is None and cfg.html is None:
+            return
         models = sorted({r.model for r in self.state.results.values() if r.outcome != "reference"})
-        outcome = self.state.finish(models)
+        outcome = self.state.finish(models, exitstatus=int(session.exitstatus))
         if (outcome.failed_gates or outcome.fatal) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

@@ -18,7 +18,7 @@ from typing import Any
 from .arena.workflow import ArenaOutcome
 from .config import MirageConfig
 from .engine import EngineSettings, EngineStats, cache_file, run_requests, summary_lines
-from .errors import ConfigError, MirageError, ModelError
+from .errors import ConfigError, MirageError, ModelError, SuiteError
 from .harness import CaseResult, build_request, evaluate
 from .metrics.base import MetricRegistry
 from .models.base import Answer, ModelAdapter, ModelRequest
@@ -72,6 +72,8 @@ class MirageSession:
         self._answers: dict[tuple[str, str, str], Answer | Exception] = {}
         self._requests: dict[tuple[str, str, str], ModelRequest] = {}
         self._consumed: set[tuple[str, str, str]] = set()
+        self._names: dict[str, str] = {}
+        self.collection_errors: list[dict[str, str]] = []  # suites that failed to load (controller)
         self.results: dict[str, CaseResult] = {}  # nodeid -> result (controller)
         self.stats = EngineStats()
         self.engine_settings = EngineSettings(cache_dir=cfg.cache_dir, cache_mode=cfg.cache_mode,
@@ -105,10 +107,28 @@ class MirageSession:
         return th, gt
 
     def check_suite_rules(self, suite: Suite) -> None:
+        """Every unknown metric of the suite's rules, reported together (with the manifest line)."""
         th, gt = self.suite_rules(suite)
+        text = suite.manifest.read_text(encoding="utf-8") if suite.manifest and suite.manifest.is_file() else ""
+        problems = []
         for rule in (*th, *gt):
             if rule.metric not in self.metrics:
-                raise ConfigError(f"{rule.source}: {rule.expr!r}: {_unknown(self.metrics, rule.metric)}")
+                where = rule.source
+                if suite.manifest and rule.source.endswith(str(suite.manifest)):
+                    key = rule.expr.split(" ")[0]
+                    line = next((i for i, ln in enumerate(text.splitlines(), 1) if f'"{key}"' in ln or
+                                 ln.strip().startswith(key)), None)
+                    where = f"{suite.manifest}:{line}" if line else rule.source
+                problems.append(f"{where}: {rule.expr!r}: {_unknown(self.metrics, rule.metric)}")
+        if problems:
+            raise ConfigError("\n".join(problems))
+
+    def register_suite_name(self, suite: Suite, ref: str) -> None:
+        """Two different suites with one name would merge their results and gates: an error."""
+        first = self._names.setdefault(suite.name, ref)
+        if first != ref:
+            raise SuiteError(f"suite name {suite.name!r} is already used by {first}; suite names must be unique "
+                             f"in a run (rename one in its suite.toml)", ref)
 
     def open_offline_models(self) -> None:
         """Create the adapters that are cheap to create now, so a bad replay file, a missing API key
@@ -240,7 +260,10 @@ class MirageSession:
                 except MirageError as exc:
                     problems.append(f"reference run {path} skipped: {exc}")
             for raw in suite.settings.get("reference_models", ()):
-                systems.append((raw, self.models.create(parse_model_spec(raw))))
+                try:
+                    systems.append((raw, self.models.create(parse_model_spec(raw))))
+                except MirageError as exc:
+                    problems.append(f"reference model {raw} of {ref} skipped: {exc}")
             for name, ad in systems:
                 if name in under_test:
                     continue  # the model under test is already on the board
@@ -257,7 +280,7 @@ class MirageSession:
                     names.append(name)
         return out, names, problems
 
-    def finish(self, models_under_test: Sequence[str]) -> Outcome:
+    def finish(self, models_under_test: Sequence[str], exitstatus: int = 0) -> Outcome:
         results = sorted(self.results.values(), key=lambda r: (r.suite, r.lang, r.case_id, r.model))
         refs, ref_names, problems = self.reference_results(results) if results else ([], [], [])
         allres = results + refs
@@ -296,13 +319,22 @@ class MirageSession:
             if problems or outcome.fatal:
                 extra["problems"] = list(problems)
                 extra["fatal"] = list(outcome.fatal)
+            if self.collection_errors:
+                extra["collection_errors"] = sorted(self.collection_errors, key=lambda e: e["nodeid"])
+            failed = bool(exitstatus != 0 or outcome.failed_gates or outcome.fatal or self.collection_errors
+                          or any(r.outcome in ("failed", "error") for r in results))
+            extra["status"] = "failed" if failed else "passed"
+            extra["exitstatus"] = 1 if failed and exitstatus == 0 else exitstatus
             report = build_report(list(models_under_test), suites_meta, allres, board, gates, extra)
-            if self.cfg.report is not None:
-                write_report(self.cfg.report, report)
-                outcome.report_path = self.cfg.report
             from .report.render import write_extra_reports
 
-            outcome.extra_paths = write_extra_reports(report, self.cfg.markdown, self.cfg.html)
+            try:
+                if self.cfg.report is not None:
+                    write_report(self.cfg.report, report)
+                    outcome.report_path = self.cfg.report
+                outcome.extra_paths = write_extra_reports(report, self.cfg.markdown, self.cfg.html)
+            except (OSError, MirageError) as exc:  # the leaderboard is still printed; the run fails
+                outcome.fatal.append(f"cannot write the report: {exc}")
         if self.cfg.record is not None:
             lines = [dict(r.run_line) for r in results if r.run_line is not None]
             write_run_lines(self.cfg.record, lines)

@@ -72,6 +72,11 @@ def parse_rule(expr: str, *, gate: bool, source: str = "") -> Rule:
 
         raise ConfigError(f"{'gate'} {expr!r}: unknown statistic {stat!r}; expected one of "
                           f"{', '.join(STATS)}.{did_you_mean(stat, STATS)}")
+    if m["lang"] is not None:
+        from .langcodes import check_lang
+
+        if err := check_lang(m["lang"]):
+            raise ConfigError(f"{'gate' if gate else 'threshold'} {expr!r}: @{m['lang']}: {err}")
     if gate and stat is None:
         stat = "mean"
     return Rule(metric=m["metric"], op=m["op"], value=float(m["value"]), stat=stat,

@@ -7,7 +7,7 @@ import math
 import random
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from ..errors import ConfigError, ModelError
@@ -105,6 +105,34 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     text = _SECRET_PATTERNS[1].sub("sk-***", text)
     text = _SECRET_PATTERNS[2].sub(lambda m: f"{m.group(1)}{m.group(2)}***", text)
     return text
+
+
+def cause_chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and the exceptions it was explicitly raised from (``raise ... from cause``), outermost
+    first; stops at a cycle.
+
+    Implicit contexts ("during handling of the above exception") are not followed: they are often
+    incidental (an asyncio or anyio internal caught and dropped on the way), not the failure.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__
+
+
+def describe_cause(exc: BaseException) -> str:
+    """``Type: message`` of the innermost exception in ``exc``'s :func:`cause_chain` with a message.
+
+    HTTP clients wrap the OS error in their own classes, and some map one kind onto another (the
+    openai SDK's aiohttp transport reports a refused connection as httpx's ``ConnectTimeout``); the
+    innermost error, e.g. ``ConnectionRefusedError: [Errno 111] Connect call failed``, is the fact.
+    """
+    for link in reversed(list(cause_chain(exc))):
+        if str(link).strip():
+            return f"{type(link).__name__}: {link}"
+    return type(exc).__name__
 
 
 def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:

@@ -10,6 +10,13 @@ from ..text.tokenize import tokenize
 from .base import NotApplicable, Sample
 
 
+def clamp01(value: float) -> float:
+    """``value`` clamped to [0, 1]: for bounded metrics computed by float division (a score/100, an
+    F-measure), whose rounding can overshoot the bound (sacrebleu's exact-match BLEU is
+    100.00000000000004, so BLEU/100 would be 1.0000000000000004 and fail ``bleu <= 1``)."""
+    return min(1.0, max(0.0, value))
+
+
 def raw_answer(s: Sample) -> str:
     """The answer part of the output (``##Answer:`` section when the model used the format)."""
     return s.answer.answer if s.answer.answer is not None else parse_output(s.answer.output, ()).answer

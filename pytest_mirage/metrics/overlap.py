@@ -1,7 +1,8 @@
 """Answer overlap with the reference answers: BLEU, chrF, ROUGE-L, character 3-gram recall, token F1.
 
 Every metric is the maximum over the case's reference answers, uses the tokenizer of
-:mod:`pytest_mirage.text.tokenize` (so no script is dropped) and lies in [0, 1].
+:mod:`pytest_mirage.text.tokenize` (so no script is dropped) and lies in [0, 1] (clamped: float
+division can overshoot, e.g. sacrebleu's exact-match BLEU/100 is 1.0000000000000004).
 The ``*_score`` functions are the pure cores (strings in, float out); the Sample-level wrappers
 raise ``NotApplicable`` when the case has no reference answer.
 """
@@ -18,7 +19,7 @@ import regex  # type: ignore[import-untyped]
 
 from ..text.tokenize import NOSPACE_CLASS, normalize, tokenize
 from .base import Sample
-from .common import answer_text, references
+from .common import answer_text, clamp01, references
 
 # ---------------------------------------------------------------- BLEU / chrF (sacrebleu)
 
@@ -42,14 +43,15 @@ def bleu_score(hypothesis: str, refs: Sequence[str], lang: str) -> float:
     """Sentence BLEU/100 (sacrebleu: 4-grams, exponential smoothing, effective order) over the
     language's tokens; max over references."""
     hyp = " ".join(tokenize(hypothesis, lang))
-    return max(float(_bleu().sentence_score(hyp, [" ".join(tokenize(r, lang))]).score) for r in refs) / 100.0
+    best = max(float(_bleu().sentence_score(hyp, [" ".join(tokenize(r, lang))]).score) for r in refs)
+    return clamp01(best / 100.0)  # sacrebleu's exact match is 100.00000000000004
 
 
 def chrf_score(hypothesis: str, refs: Sequence[str], lang: str) -> float:
     """chrF/100 (sacrebleu defaults: character 6-grams, beta 2, spaces ignored) on normalized text;
     max over references."""
     hyp = normalize(hypothesis, lang)
-    return max(float(_chrf().sentence_score(hyp, [normalize(r, lang)]).score) for r in refs) / 100.0
+    return clamp01(max(float(_chrf().sentence_score(hyp, [normalize(r, lang)]).score) for r in refs) / 100.0)
 
 
 # ---------------------------------------------------------------- ROUGE-L (rouge-score)
@@ -75,7 +77,7 @@ def _rouge(lang: str) -> Any:
 def rouge_l_score(hypothesis: str, refs: Sequence[str], lang: str) -> float:
     """ROUGE-L F-measure (Lin 2004; rouge-score) over the language's tokens; max over references."""
     scorer = _rouge(lang)
-    return max(float(scorer.score(r, hypothesis)["rougeL"].fmeasure) for r in refs)
+    return clamp01(max(float(scorer.score(r, hypothesis)["rougeL"].fmeasure) for r in refs))
 
 
 # ---------------------------------------------------------------- character 3-gram recall
@@ -133,7 +135,7 @@ def char3_recall_score(hypothesis: str, refs: Sequence[str], lang: str, *, varia
         r = char3_grams(ref, lang, variant=variant)
         if r:
             best = max(best, sum((hyp & r).values()) / sum(r.values()))
-    return best
+    return clamp01(best)
 
 
 # ---------------------------------------------------------------- token F1
@@ -149,7 +151,7 @@ def token_f1_score(hypothesis: str, refs: Sequence[str], lang: str) -> float:
         if common:
             p, rec = common / sum(hyp.values()), common / sum(r.values())
             best = max(best, 2 * p * rec / (p + rec))
-    return best
+    return clamp01(best)
 
 
 # ---------------------------------------------------------------- Sample-level metrics

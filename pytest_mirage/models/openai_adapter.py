@@ -23,11 +23,19 @@ import asyncio
 import importlib.util
 import json
 import os
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ..engine.faults import TransientError, excerpt, parse_retry_after, redact
+from ..engine.faults import (
+    TransientError,
+    cause_chain,
+    describe_cause,
+    excerpt,
+    parse_retry_after,
+    redact,
+)
 from ..engine.options import SpecOptions
 from ..errors import ConfigError, ModelError
 from .base import Answer, ModelRequest
@@ -40,6 +48,7 @@ DEFAULT_TEMPERATURE = 0.1  # MIRAGE-Bench generates with temperature 0.1
 DEFAULT_TIMEOUT_S = 60.0
 DUMMY_KEY = "no-key-needed"
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+TIMEOUT_SLACK = 0.9  # a failure this close to the timeout counts as one (timer and clock granularity)
 
 
 def _safe_url(url: str) -> str:
@@ -149,6 +158,7 @@ class OpenAIAdapter:
                                 "temperature": self.temperature}
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
+        started = time.monotonic()
         try:
             # The SDK's documented custom-request method on the chat-completions route: same client,
             # auth, headers, timeouts and error classes as chat.completions.create, without the
@@ -162,13 +172,25 @@ class OpenAIAdapter:
             if status in RETRYABLE_STATUS or status >= 500:
                 raise self._transient(detail, parse_retry_after(dict(exc.response.headers))) from None
             raise self._fail(detail + _status_hint(status, self.api_key_env, self.model)) from None
-        except openai.APITimeoutError:
-            raise self._transient(f"no response within {self.timeout:g}s (timeout; raise it with "
-                                  "?timeout=SECONDS)") from None
-        except openai.APIConnectionError as exc:
-            cause = exc.__cause__ or exc
-            raise self._transient(f"connection failed ({type(cause).__name__}: {cause})") from None
+        except openai.APIConnectionError as exc:  # APITimeoutError included: see _timed_out
+            if isinstance(exc, openai.APITimeoutError) and self._timed_out(exc, time.monotonic() - started):
+                raise self._transient(f"no response within {self.timeout:g}s (timeout; raise it with "
+                                      "?timeout=SECONDS)") from None
+            raise self._transient(f"connection failed ({describe_cause(exc)})") from None
         return self._parse(request, text)
+
+    def _timed_out(self, exc: BaseException, elapsed: float) -> bool:
+        """Whether an ``APITimeoutError`` is this adapter's ``timeout`` running out.
+
+        The SDK's aiohttp transport maps aiohttp's connection errors (refused, unreachable, DNS
+        failure, server disconnected) to httpx's ``ConnectTimeout``, so the class alone misleads:
+        an OS error other than a timeout in the chain is a connection failure, and so is anything
+        that ended before the timeout could fire (each phase of a request, connect or read, has the
+        whole ``timeout``, so a real timeout never comes sooner).
+        """
+        if any(isinstance(e, OSError) and not isinstance(e, TimeoutError) for e in cause_chain(exc)):
+            return False
+        return self.timeout is None or elapsed >= TIMEOUT_SLACK * self.timeout
 
     def _parse(self, request: ModelRequest, text: str) -> Answer:
         try:

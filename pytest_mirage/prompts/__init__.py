@@ -116,9 +116,19 @@ def _looks_like_citation(tok: str) -> bool:
     return len(tok) <= 64 and " " not in tok
 
 
+_MARKER_RE = re.compile(r"\[[^\[\]\n]{1,400}\]")
+_SPACE_BEFORE_PUNCT_RE = re.compile(r"(?<![ \t])[ \t]+(?=[.,;:!?。、)]|$)", re.M)
+_SPACES_RE = re.compile(r"[ \t]{2,}")
+
+
 def strip_citations(text: str) -> str:
-    """Remove ``[...]`` citation markers (for language ID and lexical metrics)."""
-    return re.sub(r"\s*\[[^\[\]\n]{1,400}\]", "", text)
+    """Remove ``[...]`` citation markers (for language ID and lexical metrics).
+
+    Linear in the text length (no backtracking over long whitespace runs): markers go first, then
+    the blanks they leave before punctuation and doubled blanks."""
+    out = _MARKER_RE.sub("", text)
+    out = _SPACE_BEFORE_PUNCT_RE.sub("", out)
+    return _SPACES_RE.sub(" ", out)
 
 
 def parse_output(text: str, passage_ids: Sequence[str]) -> ParsedOutput:

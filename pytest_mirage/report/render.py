@@ -411,7 +411,7 @@ def _gate_blocks(gates: list[tuple[str, Mapping[str, Any]]]) -> list[Block]:
         blocks += [Heading(3, "Failed gates" if n_failed == len(bad) else "Failed and not evaluable gates"),
                    Table(cols, tuple(sorted(bad, key=lambda r: r.cells[0] != "FAILED")))]
     blocks.append(Paragraph((Span(f"{len(good)} passed, {n_failed} failed"
-                                  + (f", {len(bad) - n_failed} not evaluable (every case value is null)"
+                                  + (f", {len(bad) - n_failed} not evaluable"
                                      if len(bad) > n_failed else "")
                                   + f" of {len(gates)} gates."),)))
     if good:

@@ -16,6 +16,8 @@ DEFAULT_DROP = 0.05
 # With no observed scores, assume the spread of a [0, 1] metric that is often 0 or 1 (half of the
 # maximum possible 0.5): sigma = 0.35.
 DEFAULT_SIGMA = 0.35
+# a spread estimated from fewer cases than this is too unstable to size a suite with
+MIN_OBSERVED = 10
 
 
 def cases_needed(sigma: float, drop: float = DEFAULT_DROP) -> int:
@@ -59,7 +61,7 @@ def suite_stats(suites: Iterable[tuple[Suite, Sequence[Case]]],
             else:
                 size = len([p for p in suite.corpus or () if p.lang in (None, lang)])
                 nonrel = sum(size - len(c.relevant) for c in cs) / n
-            sigma = (observed_sigma or {}).get((suite.name, lang))
+            sigma = (observed_sigma or {}).get((suite.name, lang)) if n >= MIN_OBSERVED else None
             src = "observed" if sigma is not None else "assumed"
             sigma = DEFAULT_SIGMA if sigma is None else max(sigma, 0.05)
             out.append(LangStats(suite.name, lang, n, toks, rel, nonrel, cases_needed(sigma), sigma, src))

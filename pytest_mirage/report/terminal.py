@@ -56,6 +56,9 @@ def leaderboard_lines(rows: Sequence[LeaderboardRow], width: int = 120, markup: 
         table.add_column("#", justify="right", no_wrap=True)
         table.add_column("model", no_wrap=True)
         table.add_column("n", justify="right", no_wrap=True)
+        with_errors = any(r.errors for r in srows)
+        if with_errors:
+            table.add_column("err", justify="right", no_wrap=True, style="red")
         table.add_column("score", justify="right", no_wrap=True)
         for c in extra_cols:
             table.add_column(c, justify="right", no_wrap=True)
@@ -66,7 +69,8 @@ def leaderboard_lines(rows: Sequence[LeaderboardRow], width: int = 120, markup: 
             for i, r in enumerate(lrows):
                 name = r.model + (" (ref)" if r.reference else "")
                 ex = extra.get((r.suite, r.lang, r.model), {})
-                table.add_row(lang if i == 0 else "", str(r.rank), name, str(r.n), _fmt(r.score),
+                err = [str(r.errors)] if with_errors else []
+                table.add_row(lang if i == 0 else "", str(r.rank), name, str(r.n), *err, _fmt(r.score),
                               *[ex.get(c, "–") for c in extra_cols],
                               *[_fmt(r.metrics.get(m)) for m in metrics],
                               style="dim" if r.reference else None, end_section=(i == len(lrows) - 1))
@@ -85,5 +89,5 @@ def gate_lines(gates: Iterable[GateResult]) -> list[str]:
     for g in failed:
         lines.append(f"FAILED gate {g.describe()}")
     for g in unknown:
-        lines.append(f"NOT EVALUABLE gate {g.describe()}: every case value is null")
+        lines.append(f"NOT EVALUABLE gate {g.describe()}")
     return lines

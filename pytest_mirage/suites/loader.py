@@ -19,6 +19,7 @@ from ..langcodes import check_lang
 from .model import Case, Passage, Suite
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_BAD_ID_CHARS = re.compile(r"[\s\[\],;，、]")
 MANIFEST = "suite.toml"
 MAX_REPORTED = 25
 
@@ -60,6 +61,25 @@ def _key_line(text: str, key: str) -> int | None:
     return text.count("\n", 0, m.start()) + 1 if m else None
 
 
+def _check_reference_model(spec: str) -> str | None:
+    """Reference systems must be offline and deterministic: extractive or a control."""
+    from ..errors import did_you_mean
+    from ..models.control import CONTROLS
+
+    kind, _, arg = spec.partition(":")
+    kind = kind.split("?")[0]
+    if kind == "extractive":
+        return None
+    if kind == "control":
+        arg = arg.split("?")[0]
+        if arg in CONTROLS:
+            return None
+        names = [f"control:{c}" for c in CONTROLS]
+        return f"found {spec!r}; expected one of {', '.join(names)}.{did_you_mean(spec, names)}"
+    return (f"found {spec!r}; reference models are offline systems (extractive, control:NAME); record "
+            "other systems once with --mirage-record and list the file under runs")
+
+
 def iter_jsonl(path: Path, problems: _Problems) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line; problems are recorded, not raised."""
     try:
@@ -67,6 +87,8 @@ def iter_jsonl(path: Path, problems: _Problems) -> Iterator[tuple[int, dict[str,
     except OSError as exc:
         problems.add(str(path), f"cannot read file: {exc.strerror}")
         return
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]  # a UTF-8 byte-order mark (Windows editors) is not part of the first line
     for lineno, bline in enumerate(raw.split(b"\n"), start=1):
         if not bline.strip():
             continue
@@ -143,6 +165,10 @@ def _passage(obj: Any, where: str, label: str, problems: _Problems, keys: set[st
     if lang is not None and (err := check_lang(lang)):
         problems.add(where, f"{label} field 'lang': {err}")
         lang = None
+    if pid is not None and (bad := _BAD_ID_CHARS.search(pid)):
+        problems.add(where, f"{label} field 'id': {pid!r} contains {bad.group()!r}; ids are cited as [id] or "
+                     "[id1, id2], so they cannot contain whitespace, brackets, commas or semicolons")
+        return None
     if pid is None or text is None:
         return None
     return Passage(id=pid, text=text, title=title or None, doc=doc, lang=lang)
@@ -212,13 +238,18 @@ def parse_case(obj: dict[str, Any], where: str, suite_name: str, mode: str,
         if missing:
             where_ids = "the case's passages" if mode == "oracle" else "the suite corpus"
             problems.add(where, f"field 'relevant': ids {missing} are not among {where_ids}")
-        if len(set(relevant)) != len(relevant):
-            problems.add(where, "field 'relevant': duplicate ids")
+        dup = sorted({r for r in relevant if relevant.count(r) > 1})
+        if dup:
+            problems.add(where, f"field 'relevant': duplicate ids {dup}")
 
     answers = obj.get("answers", [])
     if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
         problems.add(where, f"field 'answers': found {answers!r:.80}, expected a list of strings (may be empty)")
         answers = []
+    for i, a in enumerate(answers):
+        if not any(ch.isalnum() for ch in a):
+            problems.add(where, f"field 'answers'[{i}]: found {a!r}; a reference answer needs letters or digits "
+                         "(leave the list empty when there is no reference answer)")
     meta = obj.get("meta", {})
     if not isinstance(meta, dict):
         problems.add(where, f"field 'meta': found {type(meta).__name__}, expected an object")
@@ -261,7 +292,7 @@ def load_suite(path: str | Path) -> Suite:
         raise SuiteError(f"no {MANIFEST} here; a suite is a folder with a {MANIFEST} "
                          "(run `python -m pytest_mirage new-suite PATH` for a skeleton)", str(manifest))
     try:
-        text = manifest.read_bytes().decode("utf-8")
+        text = manifest.read_bytes().decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise SuiteError(f"not valid UTF-8 at byte {exc.start}; save the file as UTF-8", str(manifest)) from None
     try:
@@ -287,7 +318,8 @@ def suite_from_manifest(data: dict[str, Any], manifest: Path, text: str = "") ->
         _warn(where(key), f"[suite] unknown key {key!r} ignored (known: {sorted(SUITE_KEYS)})")
     name = s.get("name")
     if not isinstance(name, str) or not NAME_RE.match(name):
-        problems.add(where("name"), f"[suite] name: found {name!r}; expected lowercase letters, digits and '-' "
+        found = "nothing (the key is missing)" if name is None else repr(name)
+        problems.add(where("name"), f"[suite] name: found {found}; expected lowercase letters, digits and '-' "
                      "matching [a-z0-9][a-z0-9-]*")
         name = "invalid"
     mode = s.get("mode", "oracle")
@@ -305,6 +337,9 @@ def suite_from_manifest(data: dict[str, Any], manifest: Path, text: str = "") ->
         problems.add(where("reference_models"), f"[suite] reference_models: found {refs!r}; expected a list of "
                      "model specs, e.g. [\"control:oracle\", \"control:no-citations\"]")
         refs = []
+    for spec in refs:
+        if err := _check_reference_model(spec):
+            problems.add(where("reference_models"), f"[suite] reference_models: {err}")
 
     source = data.get("source") or s.get("source")
     if source is not None:

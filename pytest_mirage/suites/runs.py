@@ -26,6 +26,7 @@ def load_run_file(path: Path, default_model: str | None = None) -> list[tuple[st
     """Parse a run file into ``(suite or None, Answer)`` pairs; raises SuiteError naming file:line."""
     problems = _Problems()
     out: list[tuple[str | None, Answer]] = []
+    seen: dict[tuple[str | None, str, str], int] = {}
     for lineno, obj in iter_jsonl(path, problems):
         where = f"{path}:{lineno}"
         unknown = set(obj) - RUN_KEYS
@@ -49,6 +50,12 @@ def load_run_file(path: Path, default_model: str | None = None) -> list[tuple[st
             problems.add(where, f"field 'answer': found {answer!r:.60}, expected a string")
             continue
         suite = obj.get("suite")
+        key = (suite if isinstance(suite, str) else None, case_id, model)
+        if key in seen:
+            problems.add(where, f"duplicate answer of model {model!r} for case {case_id!r} (first at line "
+                         f"{seen[key]}); keep one line per case and model")
+            continue
+        seen[key] = lineno
         out.append((suite if isinstance(suite, str) else None, Answer(
             case_id=case_id, model=model, output=output, answer=answer,
             citations=_str_list(obj, "citations", where, problems),

@@ -69,7 +69,14 @@ def test_replay_missing_case_is_an_error_not_a_zero(pytester: pytest.Pytester, d
     rep = json.loads(report.read_text())
     errors = [r for r in rep["results"] if r["outcome"] == "error"]
     assert len(errors) == 5 and all(r["metrics"] == {} for r in errors)
-    assert not any(r["model"] == "partial" and r["lang"] != "en" for r in rep["leaderboard"] if r["lang"] != "all")
+    # errored cases are counted on the leaderboard, never averaged in as zeros
+    rows = {r["lang"]: r for r in rep["leaderboard"] if r["model"] == "partial"}
+    assert rows["hi"]["n"] == 0 and rows["hi"]["errors"] == 2 and rows["hi"]["score"] is None
+    assert rows["all"]["n"] == 1 and rows["all"]["errors"] == 5
+    res.stdout.fnmatch_lines(["*lang*#*model*n*err*score*"])
+    # a gate over cases with errors fails and says why
+    assert all(g["passed"] is False for g in rep["gates"] if g["lang"] in ("hi", "ja"))
+    assert rep["status"] == "failed"
 
 
 def test_replay_file_with_bad_line_names_the_line(pytester: pytest.Pytester, demo_suite: Path) -> None:

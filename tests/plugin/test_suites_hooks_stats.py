@@ -34,9 +34,15 @@ def test_suite_stats_table_and_thin_language_warning(pytester: pytest.Pytester, 
         "  en *2 *1.00 *2.00 *385",
         "*WARNING demo [[]en[]]: 2 cases < 385 needed (sigma 0.35, assumed)",
     ])
-    # after a run, sigma is observed from the gated metrics' spread
+    # after a run, 2 cases are too few to estimate the spread: sigma stays the assumed one
     res = pytester.runpytest("demo", "-q", "--mirage-suite-stats")
-    res.stdout.fnmatch_lines(["*WARNING demo [[]*]: 2 cases < * needed (sigma *, observed)"])
+    res.stdout.fnmatch_lines(["*WARNING demo [[]*]: 2 cases < 385 needed (sigma 0.35, assumed)"])
+
+
+def test_suite_stats_uses_observed_spread_with_enough_cases(pytester: pytest.Pytester) -> None:
+    res = pytester.runpytest("--mirage-suite", "mirage-mini", "--mirage-lang", "sw", "-q", "--mirage-suite-stats",
+                             "-p", "no:cacheprovider")
+    res.stdout.fnmatch_lines(["*WARNING mirage-mini [[]sw[]]: 13 cases < * needed (sigma *, observed)"])
 
 
 @pytest.mark.slow

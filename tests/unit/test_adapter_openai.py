@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import importlib.util
+import re
+import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from pytest_mirage.engine import CACHE_FILE, EngineSettings, EngineStats, run_requests
+from pytest_mirage.engine import CACHE_FILE, EngineSettings, EngineStats, RetryPolicy, run_requests
 from pytest_mirage.errors import ConfigError, ModelError
 from pytest_mirage.models.base import Answer
 from pytest_mirage.models.registry import ModelRegistry, parse_model_spec
@@ -54,6 +57,36 @@ def test_request_carries_model_messages_and_parameters(server: FakeOpenAIServer,
     assert answer.model == "openai:my-model"
     assert answer.usage == {"finish_reason": "stop", "prompt_tokens": 10, "completion_tokens": 5,
                             "total_tokens": 15}
+
+
+def _closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on: bound to find a free one, then closed."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("http", TRANSPORTS)
+def test_a_refused_connection_is_a_connection_failure_not_a_timeout(http: str) -> None:
+    # The SDK's aiohttp transport maps a refused connection to ConnectTimeout (APITimeoutError);
+    # the message must still say the connection failed, name the endpoint and the error, and the
+    # failure stay retryable, not advise raising a timeout that never ran out.
+    port = _closed_port()
+    spec = parse_model_spec(f"openai:m?base_url=http://127.0.0.1:{port}/v1&http={http}&timeout=30")
+    adapter = create(spec)
+    assert adapter.http == http
+    stats = EngineStats()
+    started = time.monotonic()
+    out = run_requests(adapter, make_requests(1), EngineSettings(
+        cache_mode="off", stats=stats, retry=RetryPolicy(max_retries=2, base_s=0.01, max_backoff_s=0.02)))
+    assert time.monotonic() - started < 10
+    message = str(out[0])
+    assert isinstance(out[0], ModelError), message
+    assert f"POST http://127.0.0.1:{port}/v1/chat/completions: connection failed (" in message
+    # httpx names its ConnectError, aiohttp the refusal itself
+    assert re.search(r"connection failed \((ConnectError|ConnectionRefusedError): \S", message), message
+    assert "timeout" not in message.lower() and "no response within" not in message
+    assert "gave up after 3 attempt(s)" in message and stats.retries == 2
 
 
 def test_session_default_base_url_and_env_var(server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:

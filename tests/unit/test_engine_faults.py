@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import email.utils
 import importlib.util
+import itertools
 import random
 import time
 from pathlib import Path
@@ -23,6 +24,7 @@ from pytest_mirage.engine import (
     run_requests,
 )
 from pytest_mirage.engine.cache import AnswerCache
+from pytest_mirage.engine.faults import cause_chain, describe_cause
 from pytest_mirage.errors import ModelError
 from pytest_mirage.models.base import Answer
 from pytest_mirage.models.registry import parse_model_spec
@@ -126,6 +128,55 @@ def test_every_fault_is_recovered_or_reported_with_its_reason(tmp_path: Path, ht
     finally:
         cache.close()
     assert stats.errors == 5 and stats.retries == 1 + 2 + 1 + 1 + 1 + 3
+
+
+@pytest.mark.parametrize("http", TRANSPORTS)
+def test_timeouts_and_dropped_connections_are_told_apart(http: str) -> None:
+    # the aiohttp transport raises APITimeoutError for a dropped connection too; only a request
+    # that ran into the timeout is reported as one, and both stay retryable
+    reqs = make_requests(2)
+    policy = RetryPolicy(max_retries=1, base_s=0.01, max_backoff_s=0.02)
+    with FakeOpenAIServer(faults={"q-0:": ["slow", "slow"], "q-1:": ["drop", "drop"]}, slow_s=2.0) as server:
+        adapter = create(parse_model_spec(f"openai:fake?base_url={server.base_url}&timeout=0.5&http={http}"))
+        out = run_requests(adapter, reqs, EngineSettings(cache_mode="off", retry=policy))
+    slow, drop = (str(o) for o in out)
+    assert all(isinstance(o, ModelError) for o in out), out
+    assert "no response within 0.5s (timeout; raise it with ?timeout=SECONDS)" in slow
+    assert "/v1/chat/completions: connection failed (" in drop and "disconnected" in drop.lower()
+    assert "timeout" not in drop.lower()
+    assert "gave up after 2 attempt(s)" in slow and "gave up after 2 attempt(s)" in drop
+
+
+def _raised_from(*chain: BaseException) -> BaseException:
+    """``chain[0]`` raised from ``chain[1]`` raised from ..., as ``raise X from Y`` would link them."""
+    for outer, inner in itertools.pairwise(chain):
+        outer.__cause__ = inner
+    return chain[0]
+
+
+def test_cause_chain_follows_explicit_causes_only() -> None:
+    root = ConnectionRefusedError(111, "Connect call failed ('127.0.0.1', 1)")
+    root.__context__ = RuntimeError("no running event loop")  # incidental, e.g. an asyncio probe
+    exc = _raised_from(RuntimeError("Request timed out."), OSError("Cannot connect to host"), root)
+    assert list(cause_chain(exc)) == [exc, exc.__cause__, root]
+    assert describe_cause(exc) == "ConnectionRefusedError: [Errno 111] Connect call failed ('127.0.0.1', 1)"
+    silent = _raised_from(ValueError("Connection error."), OSError(), TimeoutError())
+    assert describe_cause(silent) == "ValueError: Connection error."  # innermost with a message
+    loop = RuntimeError("a")
+    loop.__cause__ = RuntimeError("b")
+    loop.__cause__.__cause__ = loop
+    assert len(list(cause_chain(loop))) == 2
+
+
+def test_an_ambiguous_timeout_is_judged_by_the_time_it_took() -> None:
+    adapter = create(parse_model_spec("openai:fake?base_url=http://127.0.0.1:1/v1&timeout=10"))
+    ambiguous = _raised_from(RuntimeError("Request timed out."), RuntimeError("Server disconnected"))
+    assert not adapter._timed_out(ambiguous, elapsed=0.2)  # ended long before the timeout could fire
+    assert adapter._timed_out(ambiguous, elapsed=10.0)
+    read_timeout = _raised_from(RuntimeError("Request timed out."), TimeoutError())
+    assert adapter._timed_out(read_timeout, elapsed=10.01)
+    refused = _raised_from(RuntimeError("Request timed out."), ConnectionRefusedError(111, "refused"))
+    assert not adapter._timed_out(refused, elapsed=10.0)  # an OS error says what it was, whenever
 
 
 def test_retry_after_delays_the_retry_of_that_request_only() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from pytest_mirage.errors import MetricError
@@ -99,6 +101,26 @@ def test_overlap_metrics_null_without_references_and_error_on_empty_reference() 
                source="cases.jsonl:9")
     with pytest.raises(MetricError, match=r"q4.*cases.jsonl:9.*'—' has no letters or digits"):
         REG.compute(sample("Paris", case=bad), ["token_f1"])
+
+
+def test_exact_match_scores_exactly_one_not_above() -> None:
+    # regression: bleu was 1.0000000000000004 on every exact match, so "bleu <= 1" failed
+    overlap = ("bleu", "chrf", "rouge_l", "char3_recall", "token_f1")
+    for text, lang in (("Paris", "en"), ("The capital of France is Paris.", "en"), ("東京は日本の首都です。", "ja"),
+                       ("กรุงเทพมหานคร", "th")):
+        case = Case(suite="s", id="q6", lang=lang, question="?", passages=CTX, relevant=("a#0",), answers=(text,))
+        assert values(sample(text, case=case), *overlap) == dict.fromkeys(overlap, 1.0)
+
+
+def test_language_metrics_on_a_huge_unspaced_answer_are_fast() -> None:
+    # regression: language ID was quadratic on text without spaces (a 6M-character answer hung)
+    for lang, unit in (("ja", "東京は日本の首都であり、政治と経済の中心地です。"), ("th", "กรุงเทพมหานครเป็นเมืองหลวงของประเทศไทย")):
+        case = Case(suite="s", id="q7", lang=lang, question="?", passages=CTX, relevant=("a#0",), answers=())
+        text = (unit * (1_000_000 // len(unit) + 1))[:1_000_000]
+        start = time.perf_counter()
+        v = values(sample(text, case=case), "language_match", "english_share")
+        assert time.perf_counter() - start < 0.5
+        assert v == {"language_match": 1.0, "english_share": 0.0}
 
 
 def test_overlap_metrics_use_the_answer_part_of_the_raw_output() -> None:

@@ -3,6 +3,7 @@ accuracy on the real MIRACL dev questions (skipped without ../shared)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,45 @@ def test_long_text_is_not_truncated() -> None:
     text = "The following is an English sentence of some length. " + \
         "Die Hauptstadt von Deutschland ist Berlin, und Berlin ist auch die größte Stadt des Landes. " * 4
     assert language_probability(text, "de") > 0.5
+
+
+def _repeat(unit: str, n: int) -> str:
+    return (unit * (n // len(unit) + 1))[:n]
+
+
+def test_long_text_is_read_as_a_bounded_sample() -> None:
+    short = "word " * 300
+    assert langid.sample_text(short) == short
+    text = _repeat("Die Hauptstadt ist Berlin [d#12]. ", 100_000)
+    sample = langid.sample_text(text)
+    assert len(sample) <= langid.SAMPLE_CHARS + langid.SAMPLE_WINDOWS
+    parts = sample.split("\n")
+    assert len(parts) == langid.SAMPLE_WINDOWS
+    assert text.startswith(parts[0]) and text.rstrip().endswith(parts[-1].rstrip())
+    for part in parts:  # no word and no citation marker cut at a window edge
+        assert part.count("[") == part.count("]")
+        assert part.split()[0] in {"Die", "Hauptstadt", "ist", "Berlin", "[d#12]."}
+    assert len(langid.clean_text(text)) <= langid.SAMPLE_CHARS
+    # evenly spaced windows: an answer that switches language half-way is seen as mixed
+    mixed = _repeat(THAI, 50_000) + _repeat(ENGLISH + " ", 50_000)
+    assert language_probability(mixed, "th") == pytest.approx(0.5, abs=0.1)
+
+
+@pytest.mark.parametrize("lang,unit", [
+    ("ja", JAPANESE), ("th", THAI), ("zh", CHINESE),
+    ("ja", "北京是中华人民共和国的首都也是全国的政治和文化中心"),  # Han only: fastText
+    ("de", "abcdefghij"), ("de", "Hauptstadt@Berlin"),  # Latin without spaces: the cleaning regexes, fastText
+    ("sw", "Mjimkuu"), ("yo", "Olúìlúorílẹ̀-èdè"),  # langid.py + lingua; lingua
+])
+def test_a_million_characters_without_spaces_are_scored_fast(lang: str, unit: str) -> None:
+    # regression: the e-mail pattern of clean_text was quadratic (1 s on 20k Japanese characters)
+    for fn in (language_probability, english_probability):  # load the models outside the timing
+        fn(unit * 3, lang)
+    text = _repeat(unit, 1_000_000)
+    start = time.perf_counter()
+    for fn in (language_probability, english_probability):
+        assert 0.0 <= fn(text, lang) <= 1.0
+    assert time.perf_counter() - start < 0.5
 
 
 def test_per_language_detectors() -> None:
