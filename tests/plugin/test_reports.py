@@ -118,3 +118,22 @@ def test_markdown_and_html_reports(pytester: pytest.Pytester, demo_suite: Path) 
     page = html.read_text(encoding="utf-8")
     assert page.lstrip().lower().startswith("<!doctype html") and "<script" not in page
     assert "extractive" in page and "rouge_l.mean &gt;= 0.99" in page
+
+
+def test_empty_answer_fails_its_case(pytester: pytest.Pytester, demo_suite: Path) -> None:
+    run = pytester.path / "empty.jsonl"
+    lines = [{"case_id": c, "model": "blank", "output": "##Reason: nothing ##Answer: [9232#1]" if c == "en-001"
+              else "##Answer: x [1]"} for c in ("en-001", "en-002", "hi-001", "hi-002", "ja-001", "ja-002")]
+    run.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    res = pytester.runpytest("demo", f"--mirage-model=replay:{run}", "--mirage-threshold=citation_recall>=0")
+    res.stdout.fnmatch_lines(["*en-001*", "empty answer: the model's output has no answer text*"])
+
+
+def test_broken_source_suite_does_not_stop_the_others(pytester: pytest.Pytester, demo_suite: Path) -> None:
+    report = pytester.path / "r.json"
+    res = pytester.runpytest("demo", "--mirage-suite", f"miracl:{pytester.path / 'nothing'}?lang=th",
+                             f"--mirage-report={report}")
+    res.assert_outcomes(passed=6, errors=1)
+    assert res.ret == pytest.ExitCode.TESTS_FAILED
+    rep = json.loads(report.read_text())
+    assert rep["status"] == "failed" and rep["collection_errors"][0]["nodeid"].lstrip(":").startswith("mirage-suite:")

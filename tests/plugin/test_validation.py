@@ -94,3 +94,55 @@ def test_broken_suite_does_not_stop_other_suites(pytester: pytest.Pytester, demo
     res.assert_outcomes(passed=6, errors=1)
     assert res.ret == pytest.ExitCode.TESTS_FAILED
     res.stdout.fnmatch_lines(["*ERROR collecting broken/suite.toml*", "*broken/cases.jsonl:1: invalid JSON*"])
+
+
+@pytest.mark.parametrize(("manifest", "message"), [
+    ('[suite]\nname = "m"\ncases = ["cases.jsonl"]\nreference_models = ["control:oracel"]\n',
+     "*suite.toml:4: [[]suite[]] reference_models: found 'control:oracel'; expected one of control:oracle*Did you mean*"),
+    ('[suite]\nname = "m"\ncases = ["cases.jsonl"]\nreference_models = ["openai:gpt-4o"]\n',
+     "*reference models are offline systems*"),
+], ids=["typo", "online"])
+def test_reference_models_are_validated_at_load(pytester: pytest.Pytester, demo_suite: Path, manifest: str,
+                                                message: str) -> None:
+    _suite(pytester, "m", [json.dumps(GOOD)], manifest=manifest)
+    res = pytester.runpytest("m", "demo")
+    res.assert_outcomes(passed=6, errors=1)
+    res.stdout.fnmatch_lines([message])
+
+
+def test_passage_ids_must_be_citable(pytester: pytest.Pytester) -> None:
+    bad = dict(GOOD, passages=[{"id": "a]b", "text": "A."}, {"id": "1#1", "text": "B."}], relevant=["1#1"])
+    _suite(pytester, "ids", [json.dumps(bad)])
+    res = pytester.runpytest("ids")
+    res.stdout.fnmatch_lines([_esc("*cases.jsonl:1: passages[0] field 'id': 'a]b' contains ']'*")])
+
+
+def test_reference_answer_without_letters(pytester: pytest.Pytester) -> None:
+    _suite(pytester, "ans", [_bad(answers=["!!!"])])
+    res = pytester.runpytest("ans")
+    res.stdout.fnmatch_lines([_esc("*cases.jsonl:1: field 'answers'[0]: found '!!!'; a reference answer needs letters*")])
+
+
+def test_duplicate_suite_names_are_an_error(pytester: pytest.Pytester, demo_suite: Path) -> None:
+    import shutil
+
+    shutil.copytree(demo_suite, pytester.path / "demo2")
+    res = pytester.runpytest("demo", "demo2")
+    res.assert_outcomes(passed=6, errors=1)
+    res.stdout.fnmatch_lines(["*suite name 'demo' is already used by *demo*suite.toml*"])
+
+
+def test_bom_is_accepted(pytester: pytest.Pytester) -> None:
+    _suite(pytester, "bom", [b"\xef\xbb\xbf" + json.dumps(GOOD).encode()])
+    pytester.runpytest("bom").assert_outcomes(passed=1)
+
+
+def test_bad_language_in_rule(pytester: pytest.Pytester, demo_suite: Path) -> None:
+    res = pytester.runpytest("demo", "--mirage-gate", "bleu.mean@HI >= 0.5")
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines(["*@HI: language codes are lowercase*"])
+
+
+def test_gate_on_a_language_without_cases_is_not_evaluable(pytester: pytest.Pytester, demo_suite: Path) -> None:
+    res = pytester.runpytest("demo", "--mirage-gate", "bleu.mean@de >= 0.5")
+    res.stdout.fnmatch_lines(["NOT EVALUABLE gate demo [[]de[]] extractive: bleu.mean@de >= 0.5 -> n/a (*no selected case in language 'de')"])
