@@ -33,8 +33,16 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "make-runs":
             from .refruns import make_runs
 
-            for p in make_runs(args.suite, args.model or ["extractive"]):
+            written = make_runs(args.suite, args.model or ["extractive"])
+            for p in written:
                 print(f"wrote {p}")
+            from .suites.resolve import load_ref, suite_ref
+
+            listed = set(load_ref(suite_ref(args.suite, Path.cwd())).run_files)
+            for p in written:
+                if p not in listed:
+                    print(f"note: {p} is not matched by the manifest's runs = [...]; add "
+                          f'runs = ["runs/*.jsonl"] to the [suite] table so the leaderboard shows it', file=sys.stderr)
         elif args.cmd == "self-check":
             from .selfcheck import self_check
             from .suites.resolve import load_ref, suite_ref

@@ -230,7 +230,9 @@ class MirageItem(pytest.Item):
         if isinstance(excinfo.value, MirageFailure):
             return f"{self.case.source}: case {self.case.id} ({self.case.lang}) with {self.spec.raw}:\n{excinfo.value}"
         if isinstance(excinfo.value, MirageError):
-            return f"{self.case.source}: case {self.case.id} with {self.spec.raw}: {excinfo.value}"
+            msg = str(excinfo.value)
+            who = "" if self.case.id in msg else f"case {self.case.id} with {self.spec.raw}: "
+            return f"{self.case.source}: {who}{msg}"
         return str(super().repr_failure(excinfo))
 
     def _repr_failure_py(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:

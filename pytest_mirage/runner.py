@@ -346,6 +346,8 @@ class MirageSession:
         """Session summary of model calls: hits, misses, calls, retries, errors, tokens."""
         if not self.stats.to_dict().get("requests"):
             return []
+        if not any(ad.cache_identity() is not None for ad in self._adapters.values()):
+            return []  # offline deterministic systems only: nothing was called or cached
         path = cache_file(self.engine_settings)
         return summary_lines(self.stats, str(path) if path else None)
 
