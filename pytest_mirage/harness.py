@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .engine import EngineSettings, run_requests
 from .metrics.base import MetricRegistry, Sample
 from .models.base import Answer, ModelAdapter, ModelRequest
 from .prompts import load_template, order_passages, parse_output, render, strip_citations
@@ -36,6 +37,13 @@ def build_request(suite: Suite, case: Case, adapter: ModelAdapter) -> ModelReque
         passages = tuple(p for p, _ in index_for(suite.corpus, case.lang).search(case.question, k))
     prompt = render(_template(suite.template, suite.root), case, passages)
     return ModelRequest(case=case, suite=suite, mode=suite.mode, passages=passages, prompt=prompt)
+
+
+def answer_cases(adapter: ModelAdapter, suite: Suite, cases: Sequence[Case],
+                 settings: EngineSettings | None = None) -> list[tuple[ModelRequest, Answer | Exception]]:
+    """Build the requests of ``cases`` and answer them in one engine call (pairs in case order)."""
+    requests = [build_request(suite, c, adapter) for c in cases]
+    return list(zip(requests, run_requests(adapter, requests, settings), strict=True))
 
 
 def context_of(request: ModelRequest, answer: Answer) -> tuple[Passage, ...]:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .engine import run_requests
 from .errors import ModelError
-from .harness import build_request, finalize_answer
+from .harness import answer_cases, finalize_answer
 from .models.registry import ModelRegistry, parse_model_spec
 from .suites.resolve import load_ref, suite_ref
 
@@ -21,9 +20,8 @@ def make_runs(suite: str, models: list[str]) -> list[Path]:
     written = []
     for raw in models:
         ad = registry.create(parse_model_spec(raw))
-        reqs = [build_request(s, c, ad) for c in s.cases]
         lines = []
-        for req, ans in zip(reqs, run_requests(ad, reqs), strict=True):
+        for req, ans in answer_cases(ad, s, s.cases):
             if isinstance(ans, BaseException):
                 raise ModelError(f"{raw} failed on case {req.case.id}: {ans}")
             lines.append(finalize_answer(req, ans).to_run_line())

@@ -19,7 +19,7 @@ from .arena.workflow import ArenaOutcome
 from .config import MirageConfig
 from .engine import EngineSettings, EngineStats, cache_file, run_requests, summary_lines
 from .errors import ConfigError, MirageError, ModelError, SuiteError
-from .harness import CaseResult, build_request, evaluate
+from .harness import CaseResult, answer_cases, build_request, evaluate
 from .metrics.base import MetricRegistry
 from .models.base import Answer, ModelAdapter, ModelRequest
 from .models.registry import ModelRegistry, ModelSpec, parse_model_spec
@@ -267,10 +267,9 @@ class MirageSession:
             for name, ad in systems:
                 if name in under_test:
                     continue  # the model under test is already on the board
-                reqs = [build_request(suite, c, ad) for c in cases]
                 # reference systems are offline and not counted as model calls of this run
                 quiet = dataclasses.replace(self.engine_settings, stats=None, progress=False)
-                for req, ans in zip(reqs, run_requests(ad, reqs, quiet), strict=True):
+                for req, ans in answer_cases(ad, suite, cases, quiet):
                     if isinstance(ans, BaseException):
                         problems.append(f"reference {name} on {req.case.id}: {ans}")
                         continue

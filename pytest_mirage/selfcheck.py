@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from .engine import run_requests
-from .harness import CaseResult, build_request, evaluate
+from .harness import CaseResult, answer_cases, evaluate
 from .metrics.base import MetricRegistry, builtin_registry
 from .models.registry import ModelRegistry, parse_model_spec
 from .report.aggregate import SCORE_METRICS, LeaderboardRow, leaderboard
@@ -54,8 +53,7 @@ def run_systems(suite: Suite, registry: MetricRegistry | None = None,
     out: list[CaseResult] = []
     for raw in systems:
         ad = models.create(parse_model_spec(raw))
-        reqs = [build_request(suite, c, ad) for c in suite.cases]
-        for req, ans in zip(reqs, run_requests(ad, reqs), strict=True):
+        for req, ans in answer_cases(ad, suite, suite.cases):
             if isinstance(ans, BaseException):
                 raise ans
             out.append(evaluate(req, ans.with_model(raw), registry, names, (), suite_ref=suite.name,
