@@ -307,6 +307,13 @@ class MirageSession:
                                     "cases": len({r.case_id for r in results if r.suite_ref == ref}),
                                     "reference_models": [n for n in ref_names if any(x.model == n and x.suite_ref == ref for x in refs)]})
             extra: dict[str, Any] = {}
+            used = sorted({k for r in allres for k in r.metrics})
+            # what each metric is, where it comes from and which way is better (e.g. which signal
+            # "faithfulness" resolved to), so a dashboard can read the report on its own
+            extra["metric_info"] = {
+                n: {"higher_is_better": self.metrics[n].higher_is_better, "source": self.metrics[n].source,
+                    "description": self.metrics[n].description.split("\n")[0]}
+                for n in used if n in self.metrics}
             if arena.arena or arena.judge:
                 extra["arena"] = arena.arena
                 extra["judge"] = arena.judge
