@@ -79,13 +79,11 @@ def finalize_answer(request: ModelRequest, answer: Answer) -> Answer:
     """
     ctx = context_of(request, answer)
     ids = [p.id for p in ctx]
-    if request.mode == "retrieval" and request.suite.corpus is not None:
-        # a model may cite any corpus chunk; unknown ids are those not in the corpus at all
-        known_ids = ids + [p.id for p in request.suite.corpus if p.id not in set(ids)]
-    else:
-        known_ids = ids
-    parsed = parse_output(answer.output, known_ids)
-    # [n]-style indices refer to the prompt's passage list, so parse with the context order first
+    # [n]-style indices refer to the passages listed in the prompt (the context) only; in retrieval
+    # mode a model may also cite any corpus chunk by its id
+    others = set(_corpus_map(request.suite)) if request.mode == "retrieval" and request.suite.corpus else set()
+    known = set(ids) | others
+    parsed = parse_output(answer.output, ids, others)
     upd: dict[str, Any] = {"format_ok": parsed.format_ok}
     if answer.answer is None:
         upd["answer"] = parsed.answer
@@ -93,7 +91,9 @@ def finalize_answer(request: ModelRequest, answer: Answer) -> Answer:
         upd["citations"] = parsed.citations
         upd["invalid_citations"] = parsed.unknown_citations
     else:
-        upd["invalid_citations"] = tuple(c for c in answer.citations if c not in set(known_ids))
+        # given citations (a pipeline's, or a replayed run line): ids that name nothing are invalid
+        upd["citations"] = tuple(c for c in answer.citations if c in known)
+        upd["invalid_citations"] = tuple(c for c in answer.citations if c not in known)
     if answer.retrieved is None and request.mode == "retrieval" and request.passages:
         upd["retrieved"] = tuple(p.id for p in request.passages)
         upd["contexts"] = tuple(p.text for p in request.passages)

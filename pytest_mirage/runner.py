@@ -137,6 +137,13 @@ class MirageSession:
         for spec in (*self.cfg.models, *((self.cfg.judge,) if self.cfg.judge else ())):
             if spec.kind not in LAZY_KINDS:
                 self.adapter(spec)
+        names: dict[str, str] = {}
+        for spec in self.cfg.models:
+            name = self.model_name(spec) if spec.kind not in LAZY_KINDS else spec.raw
+            if name in names:
+                raise ConfigError(f"--mirage-model {spec.raw!r} and {names[name]!r} are both named {name!r}; "
+                                  "results would be mixed: give one of them another name (replay:PATH?model=...)")
+            names[name] = spec.raw
 
     def metric_names(self, suite: Suite) -> list[str]:
         th, gt = self.suite_rules(suite)
@@ -229,7 +236,10 @@ class MirageSession:
 
     # ---------------------------------------------------------------- controller
     def add_result(self, nodeid: str, data: Mapping[str, Any]) -> None:
-        self.results[nodeid] = CaseResult.from_json(data)
+        # keyed by what the result is about, not the node id: two suites outside the rootdir can
+        # share node ids ("suite.toml::hi/hi-001[m]") and must not overwrite each other
+        res = CaseResult.from_json(data)
+        self.results[f"{res.suite_ref}\x00{res.case_id}\x00{res.model}"] = res
 
     def reference_results(self, results: Sequence[CaseResult]) -> tuple[list[CaseResult], list[str], list[str]]:
         """Scores of the suites' reference systems (run files, reference models) on the selected cases."""
@@ -410,6 +420,9 @@ class MirageSession:
             if self.cfg.train_surrogate:
                 workflow.train(groups, feats, roots, feature_names=self.cfg.surrogate_features,
                                judge=self.cfg.judge.raw, seed=self.cfg.seed, tournaments=self.cfg.tournaments, out=out)
+                if not out.saved:
+                    self.surrogate_error = ("--mirage-train-surrogate was given but no surrogate was trained and "
+                                            "saved (see the problems above)")
                 return out
         under_test = sorted({r.model for r in results})
         try:

@@ -336,7 +336,8 @@ class Surrogate:
                                            where=f"surrogate {self.source} training features")).tolist(),
                 strict=True)))
         names = sorted(scores)
-        ranks = competition_ranks([scores[n] for n in names])
+        # round away floating-point summation noise (batch-shape dependent) so ties rank stably
+        ranks = competition_ranks([round(scores[n], 9) for n in names])
         out = [SurrogateScore(model=n, score=scores[n], rank=r, trained=n not in features)
                for n, r in zip(names, ranks, strict=True)]
         return tuple(sorted(out, key=lambda s: (s.rank, s.model)))

@@ -60,6 +60,11 @@ def judge_and_fit(complete: Callable[[list[str]], list[str | Exception]],
     judgments = judge_matchups(_Judge(), plan, prompts)
     out.judge = judge_reliability(judgments).to_json()
     groups = group_battles(judgments)
+    if not any(groups.values()):
+        rel = out.judge
+        out.problems.append(f"arena: no usable verdicts from the judge ({rel.get('parse_failures', 0)} unparseable, "
+                            f"{rel.get('errors', 0)} errors of {rel.get('judgments', 0)} judgments); check the "
+                            "judge model and that its replies end with [[A]], [[B]] or [[C]]")
     for (suite, lang), battles in sorted(groups.items()):
         if not battles:
             out.problems.append(f"arena {suite} [{lang}]: no usable verdicts")
@@ -105,8 +110,12 @@ def train(groups: Mapping[tuple[str, str], list[Battle]], feats: Mapping[tuple[s
             out.problems.append(f"surrogate {suite} [{lang}] not trained: {exc}")
             continue
         path = surrogate_path(roots[suite], lang)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        sur.save(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            sur.save(path)
+        except OSError as exc:
+            out.problems.append(f"surrogate {suite} [{lang}] trained but not saved to {path}: {exc}")
+            continue
         out.saved.append(path)
         out.surrogate.append({"suite": suite, "lang": lang, "path": str(path), "features": list(sur.features),
                               "training_models": list(sur.training_models), "judge": judge,

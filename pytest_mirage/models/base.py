@@ -52,7 +52,8 @@ class Answer:
         if self.answer is not None:
             line["answer"] = self.answer
         if self.citations is not None:
-            line["citations"] = list(self.citations)
+            # invalid citations are kept (after the valid ones) so a replay scores them the same
+            line["citations"] = list(self.citations) + [c for c in self.invalid_citations if c not in self.citations]
         if self.retrieved is not None:
             line["retrieved"] = list(self.retrieved)
         if self.contexts is not None:

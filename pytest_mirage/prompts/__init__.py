@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -76,7 +76,9 @@ def render(template: str, case: Case, passages: Sequence[Passage]) -> str:
 _REASON_RE = re.compile(r"#{1,3}\s*Reason\s*:?", re.I)
 _ANSWER_RE = re.compile(r"#{1,3}\s*Answer\s*:?", re.I)
 _BRACKET_RE = re.compile(r"\[([^\[\]\n]{1,400})\]")
-_SPLIT_RE = re.compile(r"\s*[,;，、]\s*")
+_SPLIT_RE = re.compile(r"\s*[,;，、،；]\s*")
+# full-width brackets (CJK input methods) are read as ASCII brackets
+_BRACKETS = str.maketrans({"［": "[", "］": "]"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,13 +90,17 @@ class ParsedOutput:
     format_ok: bool
 
 
-def find_citations(text: str, passage_ids: Sequence[str]) -> tuple[list[str], list[str]]:
+def find_citations(text: str, passage_ids: Sequence[str],
+                   other_ids: Collection[str] = ()) -> tuple[list[str], list[str]]:
     """Cited passage ids in order of first appearance, and unknown cited tokens.
 
-    Accepts ``[id]``, ``[id1, id2]`` and ``[1]``-style 1-based indices into ``passage_ids``.
-    A token that matches a passage id exactly is that id, even when it is a number.
+    Accepts ``[id]``, ``[id1, id2]`` and ``[1]``-style 1-based indices into ``passage_ids`` (the
+    passages the prompt listed). ``other_ids`` are further ids a model may cite by name (e.g. corpus
+    chunks in retrieval mode) but never by index. A token that matches an id exactly is that id, even
+    when it is a number.
     """
-    known = set(passage_ids)
+    text = text.translate(_BRACKETS)
+    known = set(passage_ids) | set(other_ids)
     cited: dict[str, None] = {}
     unknown: dict[str, None] = {}
     for m in _BRACKET_RE.finditer(text):
@@ -126,12 +132,12 @@ def strip_citations(text: str) -> str:
 
     Linear in the text length (no backtracking over long whitespace runs): markers go first, then
     the blanks they leave before punctuation and doubled blanks."""
-    out = _MARKER_RE.sub("", text)
+    out = _MARKER_RE.sub("", text.translate(_BRACKETS))
     out = _SPACE_BEFORE_PUNCT_RE.sub("", out)
     return _SPACES_RE.sub(" ", out)
 
 
-def parse_output(text: str, passage_ids: Sequence[str]) -> ParsedOutput:
+def parse_output(text: str, passage_ids: Sequence[str], other_ids: Collection[str] = ()) -> ParsedOutput:
     """Parse the MIRAGE ``##Reason: ... ##Answer: ...`` format and its citations."""
     a = list(_ANSWER_RE.finditer(text))
     r = _REASON_RE.search(text)
@@ -144,6 +150,6 @@ def parse_output(text: str, passage_ids: Sequence[str]) -> ParsedOutput:
         answer = text.strip()
         reason = None
         format_ok = False
-    cited, unknown = find_citations(text, passage_ids)
+    cited, unknown = find_citations(text, passage_ids, other_ids)
     return ParsedOutput(reason=reason, answer=answer, citations=tuple(cited),
                         unknown_citations=tuple(unknown), format_ok=format_ok)

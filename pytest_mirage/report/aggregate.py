@@ -158,9 +158,11 @@ def aggregate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, 
                 if errors:
                     out.append(GateResult(suite, lang, model, rule.expr, rule.source, None, False, 0, errors, note))
                 else:
+                    # a configured gate that cannot be computed protects nothing: it fails, with why
+                    # (null reasons are in the report, e.g. "the model returned no retrieved ids")
                     why = (f"no case has a threshold on {rule.metric}" if rule.stat == "pass_rate"
                            else f"every {rule.metric} value is null")
-                    out.append(GateResult(suite, lang, model, rule.expr, rule.source, None, None, 0, 0, why))
+                    out.append(GateResult(suite, lang, model, rule.expr, rule.source, None, False, 0, 0, why))
                 continue
             ok = rule.check(v) and not errors
             n = len(passed_flags) if rule.stat == "pass_rate" else len(values)

@@ -137,3 +137,32 @@ def test_surrogate_with_missing_features_is_an_error(pytester: pytest.Pytester) 
     res = pytester.runpytest("arena", *_models(pytester.path, ["sys-a"]))
     assert res.ret == pytest.ExitCode.TESTS_FAILED
     res.stdout.fnmatch_lines(["mirage ERROR: surrogate: *en.json*"])
+
+
+def test_judge_without_usable_verdicts_fails_training(pytester: pytest.Pytester) -> None:
+    write_suite(pytester.path)
+    with FakeOpenAIServer(answer=lambda body: "I cannot decide.") as srv:
+        report = pytester.path / "r.json"
+        res = pytester.runpytest("arena", *_models(pytester.path, ["sys-a", "sys-f"]), "--mirage-judge",
+                                 "openai:fake-judge", f"--mirage-openai-base-url={srv.base_url}",
+                                 f"--mirage-cache={pytester.path / 'cache'}", "--mirage-judge-queries=3",
+                                 "--mirage-train-surrogate", f"--mirage-report={report}")
+    assert res.ret == pytest.ExitCode.TESTS_FAILED
+    res.stdout.fnmatch_lines(["*arena: no usable verdicts from the judge (6 unparseable*",
+                              "mirage ERROR: surrogate: --mirage-train-surrogate was given but no surrogate*"])
+    rep = json.loads(report.read_text())
+    assert rep["judge"]["parse_failures"] == 6 and rep["status"] == "failed"
+
+
+def test_unwritable_surrogate_folder_is_reported_not_a_crash(pytester: pytest.Pytester) -> None:
+    suite = write_suite(pytester.path)
+    (suite / "surrogate").write_text("a file where the folder should be")
+    with FakeOpenAIServer(answer=judge) as srv:
+        report = pytester.path / "r.json"
+        res = pytester.runpytest("arena", *_models(pytester.path, list(QUALITY)[:4]), "--mirage-judge",
+                                 "openai:fake-judge", f"--mirage-openai-base-url={srv.base_url}",
+                                 f"--mirage-cache={pytester.path / 'cache'}", "--mirage-train-surrogate",
+                                 "--mirage-tournaments=20", f"--mirage-report={report}")
+    assert res.ret == pytest.ExitCode.TESTS_FAILED
+    res.stdout.fnmatch_lines(["*surrogate arena [[]*[]] trained but not saved to *"])
+    assert json.loads(report.read_text())["arena"]

@@ -1,0 +1,81 @@
+"""Regressions from the second QA round: citation resolution, replay fidelity, results keys, gates."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_mirage.harness import CaseResult, build_request, finalize_answer
+from pytest_mirage.models.base import Answer
+from pytest_mirage.prompts import find_citations
+from pytest_mirage.report.aggregate import aggregate_gates
+from pytest_mirage.suites.loader import load_suite
+from pytest_mirage.thresholds import parse_rule
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class _Retrieves:
+    name = "pipe"
+    retrieves = True
+
+
+def test_index_citations_never_index_the_corpus_in_retrieval_mode() -> None:
+    suite = load_suite(ROOT / "suites" / "khmer-telecom")
+    case = suite.cases[0]
+    req = build_request(suite, case, _Retrieves())  # type: ignore[arg-type]
+    ans = finalize_answer(req, Answer(case.id, "pipe", "##Answer: ចម្លើយ [1]"))  # no retrieved ids given
+    assert ans.citations == () and ans.invalid_citations == ("1",)
+    # an explicit corpus id is still a valid citation
+    ans = finalize_answer(req, Answer(case.id, "pipe", f"##Answer: ចម្លើយ [{case.relevant[0]}]"))
+    assert ans.citations == (case.relevant[0],)
+
+
+def test_invalid_citations_survive_record_and_replay() -> None:
+    suite = load_suite(ROOT / "tests" / "data" / "demo")
+    case = suite.case("en-001")
+    req = build_request(suite, case, _Retrieves())  # type: ignore[arg-type]
+    first = finalize_answer(req, Answer(case.id, "m", "##Answer: 1889 [9232#1][zzz][9] [9232#1]"))
+    assert first.citations == ("9232#1",) and set(first.invalid_citations) == {"zzz", "9"}
+    line = first.to_run_line()
+    replayed = finalize_answer(req, Answer(case.id, "m", line["output"], answer=line["answer"],
+                                           citations=tuple(line["citations"])))
+    assert replayed.citations == first.citations and replayed.invalid_citations == first.invalid_citations
+
+
+def test_arabic_comma_and_full_width_brackets() -> None:
+    assert find_citations("[a#0، b#0]", ["a#0", "b#0"]) == (["a#0", "b#0"], [])
+    assert find_citations("［a#0］［b#0］", ["a#0", "b#0"]) == (["a#0", "b#0"], [])
+
+
+def _res(model: str, value: float | None, outcome: str = "passed") -> CaseResult:
+    return CaseResult(suite="s", suite_ref="r", case_id=f"c{value}", lang="hi", model=model,
+                      metrics={"hit_at_k": value} if outcome != "error" else {}, outcome=outcome)
+
+
+def test_gate_whose_every_value_is_null_fails_with_a_reason() -> None:
+    gates = aggregate_gates([_res("m", None), _res("m", None)], {"s": [parse_rule("hit_at_k.mean >= 0.8", gate=True)]})
+    assert gates[0].passed is False and "every hit_at_k value is null" in gates[0].note
+
+
+def test_gate_language_without_cases_is_not_evaluable() -> None:
+    gates = aggregate_gates([_res("m", 1.0)], {"s": [parse_rule("hit_at_k.mean@de >= 0.8", gate=True)]})
+    assert [(g.lang, g.passed) for g in gates] == [("de", None)]
+
+
+def test_two_suites_with_equal_node_ids_keep_their_results(pytester: pytest.Pytester,
+                                                           tmp_path_factory: pytest.TempPathFactory) -> None:
+    outside = tmp_path_factory.mktemp("outside")
+    for name in ("one", "two"):
+        d = outside / name
+        shutil.copytree(ROOT / "tests" / "data" / "demo", d)
+        toml = d / "suite.toml"
+        toml.write_text(toml.read_text().replace('name = "demo"', f'name = "{name}"'))
+    report = pytester.path / "r.json"
+    res = pytester.runpytest(str(outside / "one"), str(outside / "two"), "--mirage-lang=hi", f"--mirage-report={report}")
+    assert res.ret == 0
+    rep = json.loads(report.read_text())
+    assert sorted({r["suite"] for r in rep["results"] if r["model"] == "extractive"}) == ["one", "two"]
