@@ -217,6 +217,7 @@ class _Board:
     metrics: Mapping[str, float | None]
     n: int
     reference: bool
+    errors: int = 0
 
 
 def _board_rows(report: Mapping[str, Any]) -> list[_Board]:
@@ -230,8 +231,9 @@ def _board_rows(report: Mapping[str, Any]) -> list[_Board]:
         ref = r.get("reference", _MISSING)
         if not isinstance(ref, bool):
             raise _bad(f"{w}.reference", ref, "true or false")
+        errors = _int(r, "errors", w) if "errors" in r else 0
         out.append(_Board(_str(r, "suite", w), _str(r, "lang", w), _str(r, "model", w), _int(r, "rank", w),
-                          _num(r, "score", w), vals, _int(r, "n", w), ref))
+                          _num(r, "score", w), vals, _int(r, "n", w), ref, errors))
     return out
 
 
@@ -293,7 +295,9 @@ def _leaderboards(board: list[_Board], suite_meta: Mapping[str, Mapping[str, Any
             continue
         present = {k for r in rows for k, v in r.metrics.items() if v is not None}
         metrics = [m for m in MAIN_METRICS if m in present]
-        cols = (Column("rank", True), Column("model"), Column("n", True), Column("score", True),
+        with_errors = any(r.errors for r in rows)
+        cols = (Column("rank", True), Column("model"), Column("n", True),
+                *((Column("err", True),) if with_errors else ()), Column("score", True),
                 *[Column(m, True) for m in metrics])
         blocks.append(Heading(2, f"Leaderboard: {suite}"))
         mode = suite_meta.get(suite, {}).get("mode")
@@ -305,7 +309,8 @@ def _leaderboards(board: list[_Board], suite_meta: Mapping[str, Mapping[str, Any
             lrows = sorted((r for r in rows if r.lang == lang), key=lambda r: (r.rank, r.model))
             blocks.append(Heading(3, "all languages" if lang == "all" else f"language {lang}"))
             blocks.append(Table(cols, tuple(
-                Row((str(r.rank), r.model + (" (ref)" if r.reference else ""), str(r.n), fmt(r.score),
+                Row((str(r.rank), r.model + (" (ref)" if r.reference else ""), str(r.n),
+                     *((str(r.errors),) if with_errors else ()), fmt(r.score),
                      *[fmt(r.metrics.get(m)) for m in metrics]), "ref" if r.reference else "")
                 for r in lrows)))
     return blocks
@@ -431,9 +436,26 @@ def _errors(results: list[Mapping[str, Any]]) -> list[Block]:
     if not rows:
         return []
     return [Heading(2, f"Errors ({len(rows)})"),
-            Paragraph((Span("Cases whose model failed to answer: they have no metric values and are not "
-                            "on the leaderboard."),)),
+            Paragraph((Span("Cases whose model failed to answer: they have no metric values; the "
+                            "leaderboard counts them in its err column."),)),
             Table((Column("suite"), Column("lang"), Column("case"), Column("model"), Column("reason")),
+                  tuple(rows))]
+
+
+def _failures(results: list[Mapping[str, Any]]) -> list[Block]:
+    rows = []
+    for i, r in enumerate(results):
+        w = f"results[{i}]"
+        if _str(r, "outcome", w) != "failed":
+            continue
+        raw = r.get("failures") or []
+        reasons = "\n".join(str(x) for x in raw) if isinstance(raw, list) else str(raw)
+        rows.append(Row((_str(r, "suite", w), _str(r, "lang", w), _str(r, "case_id", w), _str(r, "model", w),
+                         reasons or "(no reason recorded)"), "error"))
+    if not rows:
+        return []
+    return [Heading(2, f"Failed cases ({len(rows)})"),
+            Table((Column("suite"), Column("lang"), Column("case"), Column("model"), Column("thresholds missed")),
                   tuple(rows))]
 
 
@@ -472,6 +494,7 @@ def report_document(report: Mapping[str, Any]) -> Document:
     blocks += _arena(report, refs, suite_names)
     blocks += _surrogate(report)
     blocks += _gate_blocks(gates)
+    blocks += _failures(results)
     blocks += _errors(results)
     return Document(title, tuple(blocks))
 

@@ -137,3 +137,13 @@ def test_broken_source_suite_does_not_stop_the_others(pytester: pytest.Pytester,
     assert res.ret == pytest.ExitCode.TESTS_FAILED
     rep = json.loads(report.read_text())
     assert rep["status"] == "failed" and rep["collection_errors"][0]["nodeid"].lstrip(":").startswith("mirage-suite:")
+
+
+def test_markdown_lists_failed_cases_and_errors(pytester: pytest.Pytester, demo_suite: Path) -> None:
+    run = pytester.path / "partial.jsonl"
+    run.write_text(json.dumps({"case_id": "en-001", "model": "partial", "output": "##Answer: 1889 [9232#0]"}) + "\n")
+    md = pytester.path / "s.md"
+    pytester.runpytest("demo", f"--mirage-model=replay:{run}", f"--mirage-markdown={md}")
+    text = md.read_text(encoding="utf-8")
+    assert "## Failed cases (1)" in text and "citation_recall 0.00 < 0.50" in text
+    assert "## Errors (5)" in text and "| err |" in text

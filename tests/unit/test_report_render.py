@@ -198,7 +198,7 @@ def test_markdown_structure_and_leaderboard_table() -> None:
     order = [h for h in heads if h.startswith("## ")]
     assert order == ["## Models under test", "## Suites", "## Leaderboard: mini", "## Leaderboard: retr",
                      "## Arena (pairwise judge, Bradley-Terry)", "## Judge reliability", "## Surrogate judge",
-                     "## Gates", "## Errors (1)"]
+                     "## Gates", "## Failed cases (1)", "## Errors (1)"]
     # the "all" table of suite mini, exactly: main metrics with a value in this suite (hit_at_k is null
     # everywhere, bleu is not a main metric), 3 decimals, null as "–", the reference marked (ref)
     start = md.index("### all languages")
@@ -220,7 +220,7 @@ def test_status_gates_failed_first_and_errors() -> None:
     md = markdown_report(_report())
     assert md.splitlines()[2] == ("**Gates:** 2 passed, 1 failed, 1 not evaluable. **Cases:** 1 passed, "
                                   "1 failed, 1 error; 1 reference-system results.")
-    gates = md[md.index("## Gates"):md.index("## Errors")]
+    gates = md[md.index("## Gates"):md.index("## Failed cases")]
     assert gates.index("### Failed and not evaluable gates") < gates.index("2 passed, 1 failed, 1 not evaluable")
     assert gates.index("2 passed, 1 failed") < gates.index("### Passed gates")
     failed, passed = _md_tables(gates)
