@@ -145,5 +145,5 @@ def test_markdown_lists_failed_cases_and_errors(pytester: pytest.Pytester, demo_
     md = pytester.path / "s.md"
     pytester.runpytest("demo", f"--mirage-model=replay:{run}", f"--mirage-markdown={md}")
     text = md.read_text(encoding="utf-8")
-    assert "## Failed cases (1)" in text and "citation_recall 0.00 < 0.50" in text
+    assert "## Failed cases (1)" in text and "citation_recall 0.00 &lt; 0.50" in text
     assert "## Errors (5)" in text and "| err |" in text
