@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, MirageError
 from ..suites.model import Case, Passage
 from .bt import Battle, bradley_terry
 from .surrogate import Surrogate, load_surrogate, mean_features, surrogate_health, train_surrogate
@@ -135,30 +135,43 @@ def _usable_features(f: Mapping[str, Mapping[str, float]], models: Sequence[str]
 
 def apply(feats: Mapping[tuple[str, str], dict[str, dict[str, float]]], roots: Mapping[str, Path],
           under_test: Sequence[str], out: ArenaOutcome) -> None:
-    """Score the models under test with each suite's saved surrogates (a missing feature is an error)."""
+    """Score the models under test with each suite's saved surrogates (a missing feature is an error).
+
+    Every usable surrogate is applied; the problems of the others are raised together at the end."""
+    errors: list[str] = []
     for (suite, lang), f in sorted(feats.items()):
-        root = roots.get(suite)
-        if root is None:
-            continue
-        path = surrogate_path(root, lang)
-        if not path.is_file():
-            continue
-        sur: Surrogate = load_surrogate(path)  # raises SurrogateError naming the file
-        current = {m: f[m] for m in under_test if m in f}
-        if not current:
-            continue
-        missing = {m: [n for n in sur.features if n not in current[m]] for m in current}
-        missing = {m: v for m, v in missing.items() if v}
-        if missing:
-            raise ConfigError(f"surrogate {path}: features {sorted({n for v in missing.values() for n in v})} "
-                              f"are unavailable in this run for {sorted(missing)}; compute them "
-                              "(e.g. --mirage-metrics) or retrain with --mirage-train-surrogate")
-        for s in sur.rank(current):
-            if s.model in current:
-                out.surrogate_scores[(suite, lang, s.model)] = (s.score, s.rank)
-        out.surrogate.append({"suite": suite, "lang": lang, "path": str(path), "features": list(sur.features),
-                              "training_models": list(sur.training_models), "judge": sur.judge,
-                              "created": sur.created, "health": sur.health.to_json() if sur.health else None})
+        try:
+            _apply_one(suite, lang, f, roots, under_test, out)
+        except MirageError as exc:
+            errors.append(str(exc))
+    if errors:
+        raise ConfigError("\n".join(errors))
+
+
+def _apply_one(suite: str, lang: str, f: Mapping[str, dict[str, float]], roots: Mapping[str, Path],
+               under_test: Sequence[str], out: ArenaOutcome) -> None:
+    root = roots.get(suite)
+    if root is None:
+        return
+    path = surrogate_path(root, lang)
+    if not path.is_file():
+        return
+    sur: Surrogate = load_surrogate(path)  # raises SurrogateError naming the file
+    current = {m: f[m] for m in under_test if m in f}
+    if not current:
+        return
+    missing = {m: [n for n in sur.features if n not in current[m]] for m in current}
+    missing = {m: v for m, v in missing.items() if v}
+    if missing:
+        raise ConfigError(f"surrogate {path}: features {sorted({n for v in missing.values() for n in v})} "
+                          f"are unavailable in this run for {sorted(missing)}; compute them "
+                          "(e.g. --mirage-metrics) or retrain with --mirage-train-surrogate")
+    for s in sur.rank(current):
+        if s.model in current:
+            out.surrogate_scores[(suite, lang, s.model)] = (s.score, s.rank)
+    out.surrogate.append({"suite": suite, "lang": lang, "path": str(path), "features": list(sur.features),
+                          "training_models": list(sur.training_models), "judge": sur.judge,
+                          "created": sur.created, "health": sur.health.to_json() if sur.health else None})
 
 
 def prompt_id(prompt: str) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 import regex  # type: ignore[import-untyped]
 
-from ..text.tokenize import NOSPACE_CLASS, normalize, tokenize
+from ..text.tokenize import UNIT_CLASS, normalize, tokenize
 from .base import Sample
 from .common import answer_text, clamp01, references
 
@@ -82,8 +82,8 @@ def rouge_l_score(hypothesis: str, refs: Sequence[str], lang: str) -> float:
 
 # ---------------------------------------------------------------- character 3-gram recall
 
-_SEGMENT_RE = regex.compile(rf"(?P<ns>[{NOSPACE_CLASS}][{NOSPACE_CLASS}\p{{M}}]*)|(?P<other>[^{NOSPACE_CLASS}]+)")
-_UNIT_RE = regex.compile(rf"[{NOSPACE_CLASS}]\p{{M}}*")
+_SEGMENT_RE = regex.compile(rf"(?P<ns>[{UNIT_CLASS}][{UNIT_CLASS}\p{{M}}]*)|(?P<other>[^{UNIT_CLASS}]+)")
+_UNIT_RE = regex.compile(rf"[{UNIT_CLASS}]\p{{M}}*")
 
 
 def _strip_punctuation(text: str) -> str:
@@ -103,7 +103,8 @@ def char3_grams(text: str, lang: str, *, hypothesis: bool = False, variant: bool
     shorter than 3 characters is one gram, a longer one gives its overlapping 3-grams.
 
     ``variant`` (the default) changes only runs of scripts written without spaces (Han, kana, Thai,
-    Lao, Khmer, Myanmar, Tibetan): their "characters" are character units (a base character with its
+    Lao, Khmer, Myanmar, Tibetan) and of Hangul (a Korean word carries particles and endings, so
+    ``서울`` must be found inside ``서울입니다``): their "characters" are character units (a base character with its
     combining marks, as in the tokenizer, so Thai and Khmer vowel signs are not split from their
     consonant), and the hypothesis also contributes the 1- and 2-unit grams of such runs, so that a
     short reference ("北京", kept whole as one gram) is found inside a longer answer ("首都是北京").

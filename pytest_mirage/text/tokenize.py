@@ -17,6 +17,10 @@ Scheme (see ``docs/metrics.md``):
   (Japanese) answer F1. It is deterministic and needs no dictionary, so scores do not move when a
   segmenter's dictionary changes; word segmenters (MeCab, jieba, PyThaiNLP, khmer-nltk) would add
   ~100 MB of dictionaries and dictionary-dependent scores to a regression gate.
+* Hangul, although written with spaces, is tokenized into syllables like the scripts above: Korean
+  attaches particles and endings to its words (서울 / 서울입니다 / 서울은), so whole words rarely match
+  between a reference and a correct answer. Syllables (and syllable pairs in :func:`content_units`)
+  match the stem whatever is attached, with no dictionary or particle list.
 * The choice is made per character, not per ``lang``: a Latin word inside a Japanese answer is a word,
   a Chinese answer to a Japanese question is tokenized as Chinese. ``lang`` selects only the
   language-specific normalization (Yoruba tone marks).
@@ -32,14 +36,22 @@ import regex  # type: ignore[import-untyped]
 
 # Languages whose running text has no spaces between words (used by BM25 indexing and sentence
 # splitting; tokenization itself decides per character, see the module docstring).
-NO_SPACE_LANGS = frozenset({"ja", "zh", "th", "km", "lo", "my", "bo", "yue", "wuu"})
+# Korean is written with spaces, but its words (eojeol) carry particles and endings (서울 / 서울입니다 /
+# 서울은), so it is tokenized into syllables (below) and BM25 indexes it by syllable 2- and 3-grams
+# like the space-less languages (syllable unigrams carry almost no topical information).
+NO_SPACE_LANGS = frozenset({"ja", "zh", "th", "km", "lo", "my", "bo", "yue", "wuu", "ko"})
 
 # Scripts without word spaces. U+30FC (the katakana-hiragana prolonged sound mark) and U+3005 (々)
 # have script Common in Unicode but belong to the Japanese word they lengthen or repeat.
 NOSPACE_CLASS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}\p{Tibetan}\u30fc\u3005"
+# Scripts tokenized into character units: the space-less scripts and Hangul. A Korean word (eojeol)
+# is a stem with particles/endings attached (서울 / 서울입니다 / 서울은 / 서울의), so whole-word matching
+# finds no overlap between a reference and a correct answer; one token per Hangul syllable (and
+# syllable pairs in content_units) matches the stem whatever is attached, with no dictionary.
+UNIT_CLASS = NOSPACE_CLASS + r"\p{Hangul}"
 _TOKEN_RE = regex.compile(
-    rf"(?P<unit>[{NOSPACE_CLASS}]\p{{M}}*)"
-    rf"|(?P<word>[[\p{{L}}\p{{N}}]--[{NOSPACE_CLASS}]][[\p{{L}}\p{{N}}\p{{M}}]--[{NOSPACE_CLASS}]]*)",
+    rf"(?P<unit>[{UNIT_CLASS}]\p{{M}}*)"
+    rf"|(?P<word>[[\p{{L}}\p{{N}}]--[{UNIT_CLASS}]][[\p{{L}}\p{{N}}\p{{M}}]--[{UNIT_CLASS}]]*)",
     regex.V1,
 )
 
@@ -98,17 +110,17 @@ def token_runs(text: str, lang: str) -> list[list[str]]:
 
 
 _RUN_RE = regex.compile(
-    rf"((?:[{NOSPACE_CLASS}]\p{{M}}*)+)"
-    rf"|([[\p{{L}}\p{{N}}]--[{NOSPACE_CLASS}]][[\p{{L}}\p{{N}}\p{{M}}]--[{NOSPACE_CLASS}]]*)",
+    rf"((?:[{UNIT_CLASS}]\p{{M}}*)+)"
+    rf"|([[\p{{L}}\p{{N}}]--[{UNIT_CLASS}]][[\p{{L}}\p{{N}}\p{{M}}]--[{UNIT_CLASS}]]*)",
     regex.V1,
 )
-_UNIT_RE = regex.compile(rf"[{NOSPACE_CLASS}]\p{{M}}*")
+_UNIT_RE = regex.compile(rf"[{UNIT_CLASS}]\p{{M}}*")
 
 
 def content_units(text: str, lang: str) -> set[str]:
     """Units that carry content, for coverage measures (``support_lexical``): words for spaced
-    scripts; adjacent pairs of character units inside runs of space-less scripts (a single Han or
-    Thai character occurs in almost any passage; pairs approximate words). A run of one unit is kept
+    scripts; adjacent pairs of character units inside runs of space-less scripts and of Hangul
+    (a single Han, Thai or Hangul character occurs in almost any passage; pairs approximate words). A run of one unit is kept
     as is. Equal to the pairs of :func:`token_runs`, computed without per-token Python work."""
     out: set[str] = set()
     for run, word in _RUN_RE.findall(normalize(text, lang)):
