@@ -35,6 +35,8 @@ from functools import cache, lru_cache
 from types import MappingProxyType
 from typing import Any
 
+import regex  # type: ignore[import-untyped]
+
 MIN_LETTERS = 10  # below this a statistical detector is a coin toss (see docs/metrics.md)
 MIN_HAN_ONLY = 16  # Han-only text shorter than this may be Japanese (names) or Chinese
 # Language ID reads a bounded sample: at most SAMPLE_CHARS characters, in SAMPLE_WINDOWS evenly spaced
@@ -107,6 +109,56 @@ def script_counts(text: str) -> Counter[str]:
         if s is not None:
             counts[s] += 1
     return counts
+
+
+# Latin terms in non-Latin-script text (4G, SIM, USSD, eSIM, Mbps, "서울(Seoul)입니다") are not evidence
+# that an answer is in English: they are neutral in the script share (neither numerator nor
+# denominator). A Latin token is neutral when it contains a digit; when it is inside parentheses; when
+# it is all-capital or has a capital after its first letter (an acronym or product name: SIM, eSIM,
+# MHz) and its run is not itself all-capital text; or when its run (Latin tokens with no letter of
+# another script between them) has at most MAX_TERM_RUN tokens and it has at most MAX_TERM_LETTERS
+# letters (a unit or short term: Mbps, km). Runs of English sentences therefore still count.
+MAX_TERM_RUN = 2
+MAX_TERM_LETTERS = 5
+_LATIN_TOKEN_RE = regex.compile(r"[\p{Latin}\p{N}](?:[\p{Latin}\p{N}\p{M}'’_./-]*[\p{Latin}\p{N}\p{M}])?")
+_PAREN_RE = regex.compile(r"\([^()\n]{1,60}\)")
+
+
+def _neutral_spans(text: str) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    in_paren = [(m.start(), m.end()) for m in _PAREN_RE.finditer(text)]
+    toks = [m for m in _LATIN_TOKEN_RE.finditer(text) if any(script_of(c) == "LATIN" for c in m.group())]
+    runs: list[list[regex.Match[str]]] = []
+    for m in toks:
+        if runs and not any(c.isalpha() for c in text[runs[-1][-1].end():m.start()]):
+            runs[-1].append(m)
+        else:
+            runs.append([m])
+    for run in runs:
+        caps_text = len(run) > MAX_TERM_RUN and sum(t.group().isupper() for t in run) > len(run) / 2
+        for m in run:
+            tok = m.group()
+            letters = [c for c in tok if c.isalpha()]
+            capital = (tok.isupper() and len(letters) >= 2) or any(c.isupper() for c in letters[1:])
+            if (any(c.isdigit() for c in tok)
+                    or any(a <= m.start() and m.end() <= b for a, b in in_paren)
+                    or (capital and not caps_text)
+                    or (len(run) <= MAX_TERM_RUN and len(letters) <= MAX_TERM_LETTERS)):
+                spans.append((m.start(), m.end()))
+    return spans
+
+
+def without_latin_terms(text: str) -> str:
+    """``text`` without its neutral Latin tokens (technical terms, acronyms, units, codes and Latin
+    words in parentheses; see :data:`MAX_TERM_RUN`): the text whose script share scores a language
+    not written in Latin script."""
+    out, last = [], 0
+    for a, b in _neutral_spans(text):
+        out.append(text[last:a])
+        out.append(" ")
+        last = b
+    out.append(text[last:])
+    return "".join(out)
 
 
 # ---------------------------------------------------------------- cleaning
@@ -302,7 +354,13 @@ def language_probability(text: str, lang: str) -> float:
     if n == 0:
         raise Undetermined("the answer has no letters (only digits, symbols or citation markers)")
     scripts = LANG_SCRIPTS.get(lang)
-    share = sum(counts[s] for s in scripts) / n if scripts else None
+    if scripts and "LATIN" not in scripts and counts["LATIN"]:
+        # Latin technical terms are neutral in the share (unless the answer has nothing else)
+        share_counts = script_counts(without_latin_terms(clean))
+        if sum(share_counts.values()):
+            counts = share_counts
+    m = sum(counts.values())
+    share = sum(counts[s] for s in scripts) / m if scripts else None
     if share == 0.0:
         if n < MIN_LETTERS:
             raise Undetermined(f"the answer is too short for language ID ({n} letters, none in the "
@@ -315,9 +373,9 @@ def language_probability(text: str, lang: str) -> float:
         han, kana = counts["HAN"], counts["KANA"]
         japanese = kana > 0 and kana >= 0.1 * (han + kana)
         if lang != "ja":
-            return 0.0 if japanese else han / n
+            return 0.0 if japanese else han / m
         if kana > 0:
-            return (han + kana) / n
+            return (han + kana) / m
         if han < MIN_HAN_ONLY:
             raise Undetermined(f"the answer has {han} Han characters and no kana: Japanese and Chinese "
                                "share these characters, so the language cannot be told")
