@@ -15,7 +15,7 @@ from .engine import EngineSettings, run_requests
 from .metrics.base import MetricRegistry, Sample
 from .models.base import Answer, ModelAdapter, ModelRequest
 from .prompts import load_template, order_passages, parse_output, render, strip_citations
-from .retrieval import index_for
+from .retrieval import corpus_map, index_for
 from .suites.model import Case, Passage, Suite
 from .thresholds import Rule
 
@@ -53,22 +53,11 @@ def context_of(request: ModelRequest, answer: Answer) -> tuple[Passage, ...]:
     suite = request.suite
     if suite.corpus is None:
         return ()
-    by_id = _corpus_map(suite)
+    by_id = corpus_map(suite.corpus)
     if answer.retrieved is not None:
         k = int(suite.settings.get("k", 3))
         return tuple(by_id[r] for r in answer.retrieved[: max(k, 10)] if r in by_id)
     return ()
-
-
-_CORPUS_MAPS: dict[int, dict[str, Passage]] = {}
-
-
-def _corpus_map(suite: Suite) -> dict[str, Passage]:
-    assert suite.corpus is not None
-    m = _CORPUS_MAPS.get(id(suite.corpus))
-    if m is None:
-        m = _CORPUS_MAPS[id(suite.corpus)] = {p.id: p for p in suite.corpus}
-    return m
 
 
 def finalize_answer(request: ModelRequest, answer: Answer) -> Answer:
@@ -81,8 +70,9 @@ def finalize_answer(request: ModelRequest, answer: Answer) -> Answer:
     ids = [p.id for p in ctx]
     # [n]-style indices refer to the passages listed in the prompt (the context) only; in retrieval
     # mode a model may also cite any corpus chunk by its id
-    others = set(_corpus_map(request.suite)) if request.mode == "retrieval" and request.suite.corpus else set()
-    known = set(ids) | others
+    others: Mapping[str, Passage] = (corpus_map(request.suite.corpus)
+                                     if request.mode == "retrieval" and request.suite.corpus else {})
+    ctx_ids = set(ids)
     parsed = parse_output(answer.output, ids, others)
     upd: dict[str, Any] = {"format_ok": parsed.format_ok}
     if answer.answer is None:
@@ -92,8 +82,8 @@ def finalize_answer(request: ModelRequest, answer: Answer) -> Answer:
         upd["invalid_citations"] = parsed.unknown_citations
     else:
         # given citations (a pipeline's, or a replayed run line): ids that name nothing are invalid
-        upd["citations"] = tuple(c for c in answer.citations if c in known)
-        upd["invalid_citations"] = tuple(c for c in answer.citations if c not in known)
+        upd["citations"] = tuple(c for c in answer.citations if c in ctx_ids or c in others)
+        upd["invalid_citations"] = tuple(c for c in answer.citations if c not in ctx_ids and c not in others)
     if answer.retrieved is None and request.mode == "retrieval" and request.passages:
         upd["retrieved"] = tuple(p.id for p in request.passages)
         upd["contexts"] = tuple(p.text for p in request.passages)

@@ -66,6 +66,15 @@ class BM25Index:
 
 
 _INDEXES: dict[tuple[int, str], BM25Index] = {}
+_CORPUS_MAPS: dict[int, dict[str, Passage]] = {}
+
+
+def corpus_map(corpus: Sequence[Passage]) -> dict[str, Passage]:
+    """Chunk id -> chunk, built once per loaded corpus per process."""
+    m = _CORPUS_MAPS.get(id(corpus))
+    if m is None:
+        m = _CORPUS_MAPS[id(corpus)] = {p.id: p for p in corpus}
+    return m
 
 
 def index_for(corpus: Sequence[Passage], lang: str) -> BM25Index:

@@ -25,6 +25,7 @@ from .models.base import Answer, ModelAdapter, ModelRequest
 from .models.registry import ModelRegistry, ModelSpec, parse_model_spec
 from .report import aggregate_gates, build_report, leaderboard, write_report
 from .report.aggregate import GateResult, LeaderboardRow
+from .retrieval import corpus_map
 from .suites.model import Case, Passage, Suite
 from .suites.resolve import load_ref
 from .suites.runs import load_run_file, write_run_lines
@@ -73,6 +74,7 @@ class MirageSession:
         self._requests: dict[tuple[str, str, str], ModelRequest] = {}
         self._consumed: set[tuple[str, str, str]] = set()
         self._names: dict[str, str] = {}
+        self._rules: dict[int, tuple[list[Rule], list[Rule]]] = {}  # id(suite) -> (thresholds, gates)
         self.collection_errors: list[dict[str, str]] = []  # suites that failed to load (controller)
         self.results: dict[str, CaseResult] = {}  # nodeid -> result (controller)
         self.stats = EngineStats()
@@ -97,13 +99,17 @@ class MirageSession:
                 raise ConfigError(f"--mirage-surrogate-features: {_unknown(self.metrics, name)}")
 
     def suite_rules(self, suite: Suite) -> tuple[list[Rule], list[Rule]]:
-        """Thresholds and gates for ``suite``, precedence CLI > ini > manifest."""
+        """Thresholds and gates for ``suite``, precedence CLI > ini > manifest (parsed once per suite)."""
+        cached = self._rules.get(id(suite))
+        if cached is not None:
+            return cached
         src = f"[thresholds] in {suite.manifest}" if suite.manifest else "suite"
         th_manifest = [parse_rule(f"{k} {v}", gate=False, source=src) for k, v in suite.thresholds.items()]
         gsrc = f"[gates] in {suite.manifest}" if suite.manifest else "suite"
         gt_manifest = [parse_rule(f"{k} {v}", gate=True, source=gsrc) for k, v in suite.gates.items()]
         th = merge_rules([th_manifest, self.cfg.thresholds_ini, self.cfg.thresholds_cli])
         gt = merge_rules([gt_manifest, self.cfg.gates_ini, self.cfg.gates_cli])
+        self._rules[id(suite)] = (th, gt)
         return th, gt
 
     def check_suite_rules(self, suite: Suite) -> None:
@@ -405,7 +411,7 @@ class MirageSession:
                 if key not in cases:
                     cases[key] = suite.case(r.case_id)
                     if suite.mode == "retrieval" and suite.corpus is not None:
-                        by_id = {p.id: p for p in suite.corpus}
+                        by_id = corpus_map(suite.corpus)
                         contexts[key] = tuple(by_id[i] for i in cases[key].relevant if i in by_id)
                 answers[(suite.name, r.case_id, r.model)] = str(r.run_line.get("output", ""))
             models = sorted({m for (_s, _c, m) in answers})

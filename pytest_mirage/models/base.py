@@ -64,6 +64,26 @@ class Answer:
         return replace(self, model=model)
 
 
+class OfflineModel:
+    """Base of the built-in offline systems (extractive, controls): deterministic, cheap, never
+    cached, nothing to close; a subclass answers one request in ``_answer``."""
+
+    name: str
+    retrieves = True
+
+    def cache_identity(self) -> Mapping[str, Any] | None:
+        return None
+
+    def close(self) -> None:
+        pass
+
+    def answer_batch(self, requests: Sequence[ModelRequest]) -> list[Answer | Exception]:
+        return [self._answer(r) for r in requests]
+
+    def _answer(self, request: ModelRequest) -> Answer:
+        raise NotImplementedError
+
+
 @runtime_checkable
 class ModelAdapter(Protocol):
     """A model kind. Adapters are created once per session per spec and answer in batches.

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
 
 from ..errors import ConfigError
-from ..retrieval import index_for
+from ..retrieval import corpus_map, index_for
 from ..suites.model import Case, Passage
-from .base import Answer, ModelRequest
+from .base import Answer, ModelRequest, OfflineModel
 from .extractive import split_sentences
 from .registry import ModelSpec
 
@@ -45,29 +44,18 @@ def _reference(case: Case, pool: Mapping[str, Passage]) -> str:
     return case.question
 
 
-class ControlModel:
-    retrieves = True
-
+class ControlModel(OfflineModel):
     def __init__(self, which: str) -> None:
         if which not in CONTROLS:
             raise ConfigError(f"control:{which}: unknown control; expected one of {', '.join(CONTROLS)}")
         self.which = which
         self.name = f"control:{which}"
 
-    def cache_identity(self) -> Mapping[str, Any] | None:
-        return None
-
-    def close(self) -> None:
-        pass
-
-    def answer_batch(self, requests: Sequence[ModelRequest]) -> list[Answer | Exception]:
-        return [self._answer(r) for r in requests]
-
     def _answer(self, req: ModelRequest) -> Answer:
         case = req.case
         if req.mode == "retrieval":
             assert req.suite.corpus is not None
-            pool = {p.id: p for p in req.suite.corpus}
+            pool = corpus_map(req.suite.corpus)
         else:
             pool = {p.id: p for p in req.passages}
         relevant = [r for r in case.relevant if r in pool]

@@ -11,12 +11,11 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from ..retrieval import index_for, terms
 from ..suites.model import Passage
-from .base import Answer, ModelRequest
+from .base import Answer, ModelRequest, OfflineModel
 from .registry import ModelSpec
 
 # sentence ends: Latin/Cyrillic, Devanagari/Bengali danda, CJK, Arabic/Persian, Khmer khan, Ethiopic
@@ -30,24 +29,13 @@ def split_sentences(text: str, lang: str) -> list[str]:
     return parts
 
 
-class ExtractiveModel:
+class ExtractiveModel(OfflineModel):
     """Offline, deterministic extractive baseline (``--mirage-model extractive``)."""
-
-    retrieves = True
 
     def __init__(self, name: str = "extractive", top_sentences: int = 2, k: int | None = None) -> None:
         self.name = name
         self.top_sentences = top_sentences
         self.k = k
-
-    def cache_identity(self) -> Mapping[str, Any] | None:
-        return None  # cheap and deterministic: never cached
-
-    def close(self) -> None:
-        pass
-
-    def answer_batch(self, requests: Sequence[ModelRequest]) -> list[Answer | Exception]:
-        return [self._answer(r) for r in requests]
 
     def _answer(self, req: ModelRequest) -> Answer:
         case = req.case

@@ -100,7 +100,7 @@ def find_citations(text: str, passage_ids: Sequence[str],
     when it is a number.
     """
     text = text.translate(_BRACKETS)
-    known = set(passage_ids) | set(other_ids)
+    listed = set(passage_ids)  # other_ids (a corpus) can be large: looked up, never copied
     cited: dict[str, None] = {}
     unknown: dict[str, None] = {}
     for m in _BRACKET_RE.finditer(text):
@@ -108,7 +108,7 @@ def find_citations(text: str, passage_ids: Sequence[str],
             tok = tok.strip().strip("\"'")
             if not tok:
                 continue
-            if tok in known:
+            if tok in listed or tok in other_ids:
                 cited.setdefault(tok, None)
             elif tok.isdigit() and 1 <= int(tok) <= len(passage_ids):
                 cited.setdefault(passage_ids[int(tok) - 1], None)

@@ -41,10 +41,6 @@ class Case:
     source: str = ""  # "path:line" of the case line
     relevant_docs: tuple[str, ...] = ()  # documents of the relevant ids (for file_hit_at_k)
 
-    @property
-    def nodeid_part(self) -> str:
-        return f"{self.lang}/{self.id}"
-
 
 @dataclass(frozen=True, slots=True)
 class Suite:
