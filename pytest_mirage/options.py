@@ -1,9 +1,17 @@
-"""The option/ini table: each ``--mirage-x`` flag (default None) is paired with a ``mirage_x`` ini key."""
+"""The option table: each ``--mirage-x`` flag (default None) is paired with a ``mirage_x`` ini key.
+
+This module is imported by the plugin at startup, so it imports nothing but the standard library.
+Values are *read* here (with where they came from); :mod:`pytest_mirage.settings` validates them.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+from . import defaults
+
+Kind = Literal["string", "list", "bool", "int"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -11,18 +19,24 @@ class Option:
     flag: str
     ini: str
     help: str
-    kind: str = "string"  # string | list (repeatable flag, linelist ini) | bool | int
+    kind: Kind = "string"  # list: a repeatable flag and a linelist ini key
     metavar: str | None = None
+    default: Any = None  # the built-in default (None: unset); shown in --help
 
     @property
     def dest(self) -> str:
         return self.flag.lstrip("-").replace("-", "_")
 
+    @property
+    def name(self) -> str:
+        """The setting's name: the flag without ``--mirage-`` (``concurrency``, ``cache-mode``)."""
+        return self.flag.removeprefix("--mirage-")
+
 
 OPTIONS: tuple[Option, ...] = (
-    Option("--mirage-model", "mirage_models", "model under test as kind:arg (repeatable); default: extractive. "
-           "Kinds: extractive, replay:PATH, control:NAME, openai:MODEL, vllm:MODEL, hf:PATH_OR_NAME, "
-           "py:module:callable", "list", "SPEC"),
+    Option("--mirage-model", "mirage_models", "model under test as kind:arg (repeatable). Kinds: extractive, "
+           "replay:PATH, control:NAME, openai:MODEL, vllm:MODEL, hf:PATH_OR_NAME, py:module:callable",
+           "list", "SPEC", (defaults.DEFAULT_MODEL,)),
     Option("--mirage-suite", "mirage_suites", "add a bundled suite by name, a suite folder, or a source such as "
            "miracl:DIR?lang=hi (repeatable)", "list", "NAME|PATH"),
     Option("--mirage-lang", "mirage_lang", "only run cases of these languages (comma-separated ISO codes)",
@@ -39,23 +53,23 @@ OPTIONS: tuple[Option, ...] = (
     Option("--mirage-html", "mirage_html", "write the same as a self-contained HTML page to PATH", "string", "PATH"),
     Option("--mirage-record", "mirage_record", "write every answer of the models under test to PATH in the "
            "run (replay) format", "string", "PATH"),
-    Option("--mirage-seed", "mirage_seed", "seed for bootstrap CIs and sampling (default 0)", "int", "N"),
-    Option("--mirage-cache", "mirage_cache", "directory of the answer cache (default: .pytest_cache/mirage)",
-           "string", "DIR"),
-    Option("--mirage-cache-mode", "mirage_cache_mode", "use | refresh | off | replay-only (default use)",
-           "string", "MODE"),
-    Option("--mirage-concurrency", "mirage_concurrency", "concurrent requests per API model (default 16)",
-           "int", "N"),
+    Option("--mirage-seed", "mirage_seed", "seed for bootstrap CIs and sampling", "int", "N", defaults.SEED),
+    Option("--mirage-cache", "mirage_cache", "directory of the answer cache", "string", "DIR",
+           defaults.CACHE_SUBDIR),
+    Option("--mirage-cache-mode", "mirage_cache_mode", "use | refresh | off | replay-only", "string", "MODE",
+           defaults.CACHE_MODE),
+    Option("--mirage-concurrency", "mirage_concurrency", "concurrent requests per API model", "int", "N",
+           defaults.CONCURRENCY),
     Option("--mirage-openai-base-url", "mirage_openai_base_url", "base URL of an OpenAI-compatible server "
            "(default: $OPENAI_BASE_URL or api.openai.com)", "string", "URL"),
     Option("--mirage-judge", "mirage_judge", "pairwise LLM judge (any model spec, e.g. openai:gpt-4o): judge "
            "sampled pairs of models and fit a Bradley-Terry arena", "string", "SPEC"),
-    Option("--mirage-judge-queries", "mirage_judge_queries", "queries judged per suite x language (default 100, "
-           "seeded sample)", "int", "N"),
-    Option("--mirage-judge-order", "mirage_judge_order", "both (default: each pair judged in both orders) or "
-           "random (one seeded order)", "string", "ORDER"),
-    Option("--mirage-tournaments", "mirage_tournaments", "bootstrap tournaments of the arena (default 200)",
-           "int", "N"),
+    Option("--mirage-judge-queries", "mirage_judge_queries", "queries judged per suite x language (seeded "
+           "sample)", "int", "N", defaults.JUDGE_QUERIES),
+    Option("--mirage-judge-order", "mirage_judge_order", "both (each pair judged in both orders) or random "
+           "(one seeded order)", "string", "ORDER", defaults.JUDGE_ORDER),
+    Option("--mirage-tournaments", "mirage_tournaments", "bootstrap tournaments of the arena", "int", "N",
+           defaults.TOURNAMENTS),
     Option("--mirage-train-surrogate", "mirage_train_surrogate", "train the surrogate judge from this run's "
            "arena and save it next to each suite (surrogate/<lang>.json)", "bool"),
     Option("--mirage-surrogate-features", "mirage_surrogate_features", "features of the surrogate judge "
@@ -64,54 +78,67 @@ OPTIONS: tuple[Option, ...] = (
            "suites (MIRAGE Table 1 style) and warnings for thin languages", "bool"),
     Option("--mirage-no-leaderboard", "mirage_no_leaderboard", "do not print the leaderboard", "bool"),
 )
+BY_FLAG: dict[str, Option] = {o.flag: o for o in OPTIONS}
 
 
 def add_options(parser: Any) -> None:
     group = parser.getgroup("mirage", "pytest-mirage: multilingual RAG regression harness")
     for opt in OPTIONS:
+        shown = opt.help + (f" (default: {_show(opt.default)})" if opt.default not in (None, ()) else "")
         if opt.kind == "list":
             group.addoption(opt.flag, action="append", dest=opt.dest, default=None, metavar=opt.metavar,
-                            help=opt.help)
-            parser.addini(opt.ini, help=opt.help, type="linelist")
+                            help=shown)
+            parser.addini(opt.ini, help=shown, type="linelist")
         elif opt.kind == "bool":
-            group.addoption(opt.flag, action="store_true", dest=opt.dest, default=None, help=opt.help)
-            parser.addini(opt.ini, help=opt.help, type="bool", default=False)
+            group.addoption(opt.flag, action="store_true", dest=opt.dest, default=None, help=shown)
+            parser.addini(opt.ini, help=shown, type="bool", default=False)
         else:
             group.addoption(opt.flag, action="store", dest=opt.dest, default=None, metavar=opt.metavar,
-                            help=opt.help)
-            parser.addini(opt.ini, help=opt.help, type="string", default="")
+                            help=shown)
+            parser.addini(opt.ini, help=shown, type="string", default="")
 
 
-def get(config: Any, flag: str) -> tuple[Any, str]:
-    """Value of an option and its source: CLI > ini > None. Returns ``(value, source)``."""
-    opt = next(o for o in OPTIONS if o.flag == flag)
+def _show(value: Any) -> str:
+    return ", ".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Raw:
+    """An option's value as given, and where: ``--mirage-x``, ``mirage_x in pyproject.toml``,
+    ``-o mirage_x`` or ``default``."""
+
+    value: Any
+    source: str
+
+    @property
+    def from_cli(self) -> bool:
+        return self.source.startswith("--")
+
+
+def cli_value(config: Any, opt: Option) -> Raw | None:
     val = config.getoption(opt.dest)
-    if val is not None and val != []:
-        return val, flag
-    ini = config.getini(opt.ini)
+    if val is None or val == []:
+        return None
+    return Raw(val, opt.flag)
+
+
+def ini_value(config: Any, opt: Option) -> Raw | None:
+    val = config.getini(opt.ini)
+    if val in ("", None, []) or (opt.kind == "bool" and not val):
+        return None
     overridden = any(str(o).split("=", 1)[0].strip() == opt.ini
                      for o in (getattr(config.option, "override_ini", None) or ()))
-    where = f"-o {opt.ini}" if overridden else f"{opt.ini} in {_ini_name(config)}"
-    if opt.kind == "list":
-        return (list(ini), where) if ini else (None, "")
-    if opt.kind == "bool":
-        return (bool(ini), opt.ini) if ini else (None, "")
-    if ini not in ("", None):
-        return ini, where
-    return None, ""
-
-
-def get_ini(config: Any, flag: str) -> tuple[Any, str]:
-    """The ini layer alone (for rules, where CLI and ini layers are merged, not replaced)."""
-    opt = next(o for o in OPTIONS if o.flag == flag)
-    saved = config.getoption(opt.dest)
-    setattr(config.option, opt.dest, None)
-    try:
-        return get(config, flag)
-    finally:
-        setattr(config.option, opt.dest, saved)
-
-
-def _ini_name(config: Any) -> str:
     inipath = getattr(config, "inipath", None)
-    return inipath.name if inipath is not None else "ini"
+    where = f"-o {opt.ini}" if overridden else f"{opt.ini} in {inipath.name if inipath is not None else 'ini'}"
+    return Raw(list(val) if opt.kind == "list" else val, where)
+
+
+def get(config: Any, flag: str) -> Raw:
+    """The value of an option with its source: CLI > ini > built-in default."""
+    opt = BY_FLAG[flag]
+    return cli_value(config, opt) or ini_value(config, opt) or Raw(opt.default, "default")
+
+
+def any_set(config: Any) -> bool:
+    """Whether any ``--mirage-*`` option or ``mirage_*`` ini key is set (the plugin is then in use)."""
+    return any(cli_value(config, o) is not None or ini_value(config, o) is not None for o in OPTIONS)

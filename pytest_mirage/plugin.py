@@ -1,30 +1,37 @@
-"""pytest entry point (``pytest11: mirage``): hooks, collectors, items and stash keys only.
+"""pytest entry point (``pytest11: mirage``): hooks, collectors, items, fixtures and stash keys only.
 
-Importing this module must stay light: no torch/transformers/openai/vllm/sklearn.
+The plugin stays out of the way: importing it imports the option table and nothing heavy, and the
+controller (settings, registries, model adapters) exists only when a run involves pytest-mirage — a
+``--mirage-*`` option or ``mirage_*`` ini key is set, a ``suite.toml`` is collected, a mirage fixture is
+used, or (on an xdist controller) a worker reports a mirage result.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from . import hookspecs, options
-from .config import resolve
-from .errors import ConfigError, MetricError, MirageError, ModelError, SuiteError
-from .metrics.base import builtin_registry
-from .models.registry import ModelRegistry, ModelSpec
-from .runner import MirageSession
-from .suites.loader import MANIFEST
-from .suites.model import Case, Suite
-from .suites.resolve import suite_ref
 
-session_key = pytest.StashKey[MirageSession]()
+if TYPE_CHECKING:
+    from .models.base import Answer
+    from .models.registry import ModelSpec
+    from .results import CaseResult
+    from .run.answering import Answerer, Job
+    from .run.context import RunContext
+    from .run.finish import Finished
+    from .suites.model import Case
+
+MANIFEST = "suite.toml"
 RESULT_KEY = "mirage_result"
 ENGINE_STATS_KEY = "mirage_engine_stats"
+SOURCE_PREFIX = "mirage-suite:"
+controller_key = pytest.StashKey["MirageController"]()
 
 
 # ---------------------------------------------------------------------------- configuration
@@ -36,62 +43,53 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     options.add_options(parser)
 
 
-def _entry_points(group: str) -> list[Any]:
-    from importlib.metadata import entry_points
-
-    return list(entry_points(group=group))
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "mirage: a pytest-mirage golden-suite case")
+    config.addinivalue_line("markers", "mirage(suite, lang=None): run this test once per case of a "
+                            "pytest-mirage suite (with the mirage_case fixture)")
     config.addinivalue_line("markers", "mirage_lang(code): the language of a pytest-mirage case")
-    try:
-        cfg = resolve(config)
-    except ConfigError as exc:
-        raise pytest.UsageError(str(exc)) from None
-    metrics = builtin_registry()
-    models = ModelRegistry()
-    for ep in _entry_points("pytest_mirage.models"):
-        models.register(ep.name, ep.value)
-    for ep in _entry_points("pytest_mirage.metrics"):
-        obj = ep.load()
-        obj(metrics) if callable(obj) and not hasattr(obj, "fn") else metrics.register(obj)
-    config.hook.pytest_mirage_register_metrics(registry=metrics, config=config)
-    config.hook.pytest_mirage_register_models(registry=models, config=config)
-    # a progress bar for long model runs, on an interactive terminal only (not in CI logs, not workers)
-    import sys
-
-    progress = sys.stderr.isatty() and not hasattr(config, "workerinput")
-    try:
-        state = MirageSession(cfg, metrics, models, progress=progress)
-    except ConfigError as exc:
-        raise pytest.UsageError(str(exc)) from None
-    try:
-        state.validate_rules()
-        state.open_offline_models()
-    except MirageError as exc:
-        raise pytest.UsageError(str(exc)) from None
-    for lang in _all_lang_markers():
-        config.addinivalue_line("markers", f"lang_{lang}: pytest-mirage cases in language {lang}")
-    config.stash[session_key] = state
-    config.pluginmanager.register(MirageController(config, state), "mirage-controller")
+    if options.any_set(config):
+        activate(config)
 
 
-def _all_lang_markers() -> list[str]:
-    from .langcodes import ISO639_1
+def activate(config: pytest.Config) -> MirageController:
+    """The run's controller, created on first use (usage errors are pytest.UsageError)."""
+    ctl = config.stash.get(controller_key, None)
+    if ctl is None:
+        ctl = MirageController(config)
+        config.stash[controller_key] = ctl
+        config.pluginmanager.register(ctl, "mirage-controller")
+    return ctl
 
-    return sorted(ISO639_1)
+
+def _active(config: pytest.Config) -> MirageController | None:
+    return config.stash.get(controller_key, None)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    state = config.stash.get(session_key, None)
-    if state is not None:
-        state.close()
-        del config.stash[session_key]
-    plugin = config.pluginmanager.get_plugin("mirage-controller")
-    if plugin is not None:
-        config.pluginmanager.unregister(plugin)
+    ctl = config.stash.get(controller_key, None)
+    if ctl is not None:
+        ctl.ctx.close()
+        del config.stash[controller_key]
+        config.pluginmanager.unregister(ctl)
+
+
+# Module-level hooks that only notice pytest-mirage being used; everything else lives on the controller.
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.name == MANIFEST:
+        return SuiteFile.from_parent(parent, path=file_path)
+    return None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: Sequence[str]) -> None:
+    # an xdist controller collects nothing itself: it learns that suites are in use from its workers
+    if any(_is_suite_nodeid(i) for i in ids):
+        activate(node.config)
+
+
+def _is_suite_nodeid(nodeid: str) -> bool:
+    return nodeid.split("::")[0].endswith(MANIFEST) or nodeid.lstrip(":").startswith(SOURCE_PREFIX)
 
 
 # ---------------------------------------------------------------------------- collection
@@ -100,25 +98,21 @@ class SuiteCollector(pytest.Collector):
 
     ref: str
 
-    def _load(self) -> Suite:
-        state = self.config.stash[session_key]
-        suite = state.suite(self.ref)
-        try:
-            state.check_suite_rules(suite)
-        except ConfigError as exc:
-            raise SuiteError(str(exc)) from None
-        state.register_suite_name(suite, self.ref)
-        return suite
-
     def collect(self) -> Iterator[MirageItem]:
-        state = self.config.stash[session_key]
-        suite = self._load()
-        for case in suite.cases:
-            if not state.selected(case):
-                continue
-            for spec in state.cfg.models:
-                name = f"{case.lang}/{case.id}[{spec.raw}]"
-                item = MirageItem.from_parent(self, name=name, case=case, spec=spec, ref=self.ref)
+        from .errors import MirageError, SuiteError
+
+        ctl = activate(self.config)
+        try:
+            suite = ctl.ctx.suite(self.ref)
+            ctl.ctx.register_suite(suite, self.ref)
+        except MirageError as exc:
+            raise SuiteError(str(exc)) from None
+        cases = [c for c in suite.cases if ctl.ctx.selected(c)]
+        ctl.add_lang_markers({c.lang for c in cases})
+        for case in cases:
+            for spec in ctl.ctx.settings.models:
+                item = MirageItem.from_parent(self, name=f"{case.lang}/{case.id}[{spec.raw}]", case=case,
+                                              spec=spec, ref=self.ref)
                 item.add_marker(pytest.mark.mirage)
                 item.add_marker(getattr(pytest.mark, f"lang_{case.lang}"))
                 item.add_marker(pytest.mark.mirage_lang(case.lang))
@@ -126,7 +120,9 @@ class SuiteCollector(pytest.Collector):
                 yield item
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
-        if isinstance(excinfo.value, (SuiteError, ConfigError)):
+        from .errors import MirageError
+
+        if isinstance(excinfo.value, MirageError):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo))
 
@@ -143,35 +139,435 @@ class SourceSuite(SuiteCollector):
     """A suite given with ``--mirage-suite`` that is not a file (e.g. ``miracl:DIR?lang=hi``)."""
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.name == MANIFEST:
-        return SuiteFile.from_parent(parent, path=file_path)
-    return None
+# ---------------------------------------------------------------------------- items
+class MirageFailure(Exception):
+    """A case missed one or more thresholds."""
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Add the suites named by ``--mirage-suite`` (and by plugins) that the arguments did not cover."""
-    state = config.stash[session_key]
-    seen = {it.ref for it in items if isinstance(it, MirageItem)}
-    seen |= {str(Path(str(x)).resolve()) for x in _collected_manifests(session)}
-    extra: list[str] = list(state.cfg.suites)
-    for provided in config.hook.pytest_mirage_suites(config=config):
-        extra.extend(str(x) for x in provided or ())
-    base = Path(str(config.invocation_params.dir))
-    for value in extra:
+class MirageItem(pytest.Item):
+    def __init__(self, *, case: Case, spec: ModelSpec, ref: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.spec = spec
+        self.ref = ref
+        self._result: CaseResult | None = None
+
+    def setup(self) -> None:
+        from .errors import MirageError
+        from .results import CaseResult
+
+        ctl = activate(self.config)
         try:
-            ref = suite_ref(value, base)
-        except ConfigError as exc:
+            with ctl.progress_to_terminal():
+                self._result = ctl.answerer.result(self.spec, self.ref, self.case, lambda: ctl.jobs(self))
+        except MirageError as exc:
+            suite = ctl.ctx.suite(self.ref)
+            err = CaseResult.errored(suite=suite.name, suite_ref=self.ref, case_id=self.case.id, lang=self.case.lang,
+                                     model=ctl.ctx.model_name(self.spec), error=str(exc))
+            self.user_properties.append((RESULT_KEY, err.to_json()))
+            raise
+        self.user_properties.append((RESULT_KEY, self._result.to_json()))
+
+    def runtest(self) -> None:
+        if self._result is not None and self._result.failures:
+            raise MirageFailure("\n".join(self._result.failures))
+
+    def describe(self, exc: BaseException) -> str:
+        """One clear block for a missed threshold or a model/metric error (no plugin frames)."""
+        msg = str(exc)
+        if isinstance(exc, MirageFailure):
+            return f"{self.case.source}: case {self.case.id} ({self.case.lang}) with {self.spec.raw}:\n{msg}"
+        who = "" if self.case.id in msg else f"case {self.case.id} with {self.spec.raw}: "
+        return f"{self.case.source}: {who}{msg}"
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        from .errors import MirageError
+
+        if isinstance(excinfo.value, MirageFailure | MirageError):
+            return self.describe(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path | str, int | None, str]:
+        return self.path, None, f"mirage {self.case.lang}/{self.case.id} [{self.spec.raw}]"
+
+
+# ---------------------------------------------------------------------------- fixtures for teams
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``mirage_case`` runs a test once per case of ``@pytest.mark.mirage(suite=..., lang=...)``;
+    ``mirage_model`` once per configured model under test."""
+    names = metafunc.fixturenames
+    if "mirage_case" not in names and "mirage_model" not in names:
+        return
+    ctl = activate(metafunc.config)
+    if "mirage_case" in names:
+        marker = metafunc.definition.get_closest_marker("mirage")
+        if marker is None or not (marker.kwargs.get("suite") or marker.args):
+            raise pytest.UsageError(f"{metafunc.definition.nodeid}: the mirage_case fixture needs "
+                                    "@pytest.mark.mirage(suite=NAME_OR_PATH[, lang='hi'])")
+        pairs = ctl.marker_cases(marker.kwargs.get("suite") or marker.args[0], marker.kwargs.get("lang"),
+                                 Path(str(metafunc.definition.path)).parent)
+        metafunc.parametrize("mirage_case", [c for _, c in pairs], ids=[f"{c.lang}/{c.id}" for _, c in pairs])
+    if "mirage_model" in names:
+        specs = ctl.ctx.settings.models
+        metafunc.parametrize("mirage_model", [ModelUnderTest(ctl, s) for s in specs], ids=[s.raw for s in specs])
+
+
+@pytest.fixture
+def mirage_case() -> Case:
+    """One case of the suite named by ``@pytest.mark.mirage(suite=..., lang=...)`` (the test runs once
+    per case: ``mirage_case.question``, ``.passages``, ``.relevant``, ``.answers``, ``.lang``)."""
+    raise pytest.UsageError("mirage_case is parametrized by @pytest.mark.mirage(suite=...): add the marker")
+
+
+@pytest.fixture
+def mirage_model() -> ModelUnderTest:
+    """A model under test (``--mirage-model``): ``mirage_model.answer(mirage_case)`` returns its
+    :class:`~pytest_mirage.Answer` through the engine (cached, retried)."""
+    raise pytest.UsageError("mirage_model is parametrized over --mirage-model; this should not happen")
+
+
+@pytest.fixture
+def mirage(request: pytest.FixtureRequest) -> MirageChecker:
+    """Checks an answer against thresholds: ``mirage.check(answer, "citation_recall >= 0.5")``.
+
+    The answer is the model's raw output (str), an :class:`~pytest_mirage.Answer` or a mapping like a
+    ``py:`` pipeline returns; the case defaults to this test's ``mirage_case``. The metrics are
+    computed as for a collected case, a missed threshold fails the test with a clean message, and
+    the result joins the leaderboard, gates and reports.
+    """
+    return MirageChecker(activate(request.config), request)
+
+
+class ModelUnderTest:
+    """A configured model under test, for tests that want its answers (see the ``mirage_model`` fixture)."""
+
+    def __init__(self, ctl: MirageController, spec: ModelSpec) -> None:
+        self._ctl = ctl
+        self.spec = spec
+
+    @property
+    def name(self) -> str:
+        return self._ctl.ctx.model_name(self.spec)
+
+    def answer(self, case: Case) -> Answer:
+        """The model's answer to ``case`` (raises ModelError when it has none)."""
+        from .engine import run_requests
+        from .errors import ModelError
+        from .run.requests import build_request
+
+        ctx = self._ctl.ctx
+        adapter = ctx.adapter(self.spec)
+        ref = self._ctl.ref_of(case)
+        (ans,) = run_requests(adapter, [build_request(ctx.suite(ref), case, adapter.retrieves)], ctx.engine)
+        if isinstance(ans, BaseException):
+            raise ans if isinstance(ans, ModelError) else ModelError(str(ans))
+        return ans.with_model(self.name)
+
+    def __repr__(self) -> str:
+        return f"ModelUnderTest({self.spec.raw!r})"
+
+
+class MirageChecker:
+    """The ``mirage`` fixture's object (see its docstring)."""
+
+    def __init__(self, ctl: MirageController, request: pytest.FixtureRequest) -> None:
+        self._ctl = ctl
+        self._request = request
+
+    def check(self, answer: Any, *rules: str, case: Case | None = None, model: str | None = None) -> CaseResult:
+        """Score ``answer`` for ``case`` and check ``rules`` (plus the suite's thresholds)."""
+        from .errors import MirageError
+
+        node = self._request.node
+        params = getattr(node, "callspec", None)
+        params = params.params if params is not None else {}
+        case = case or params.get("mirage_case")
+        if case is None:
+            pytest.fail("mirage.check needs a case: use the mirage_case fixture (with @pytest.mark.mirage(suite=...)) "
+                        "or pass case=", pytrace=False)
+        if model is None:
+            mut = params.get("mirage_model")
+            model = mut.name if isinstance(mut, ModelUnderTest) else node.originalname
+        try:
+            result = self._ctl.check(answer, case, rules, model=model, where=node.nodeid)
+        except MirageError as exc:
+            pytest.fail(f"{case.source}: case {case.id}: {exc}", pytrace=False)
+        node.user_properties.append((RESULT_KEY, result.to_json()))
+        if result.failures:
+            pytest.fail(f"{case.source}: case {case.id} ({case.lang}) with {model}:\n" + "\n".join(result.failures),
+                        pytrace=False)
+        return result
+
+
+# ---------------------------------------------------------------------------- the controller
+class MirageController:
+    """Per-run hooks of an active pytest-mirage run (registered by :func:`activate`)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        from .errors import ConfigError, MirageError
+        from .run.answering import Answerer
+        from .run.context import RunContext
+        from .settings import resolve
+
+        self.config = config
+        self.is_worker = hasattr(config, "workerinput")
+        try:
+            settings = resolve(config)
+            self.ctx: RunContext = RunContext(settings, self._metrics(config), self._models(config),
+                                              progress=sys.stderr.isatty() and not self.is_worker)
+            self.ctx.validate()
+        except (ConfigError, MirageError) as exc:
             raise pytest.UsageError(str(exc)) from None
-        if ref in seen:
-            continue
-        seen.add(ref)
-        if ref.endswith(MANIFEST) and Path(ref).is_relative_to(config.rootpath):
-            col: SuiteCollector = SuiteFile.from_parent(session, path=Path(ref))
-        else:
-            col = SourceSuite.from_parent(session, name=f"mirage-suite:{value}")
-            col.ref = ref
-        items.extend(x for x in session.genitems(col) if isinstance(x, pytest.Item))
+        self.answerer: Answerer = Answerer(self.ctx)
+        self.results: dict[tuple[str, str, str], CaseResult] = {}
+        self.collection_errors: dict[str, str] = {}
+        self.finished: Finished | None = None
+        self.notes: list[str] = []
+        self._jobs: dict[str, list[Job]] = {}
+        self._langs: set[str] = set()
+        self._collected: list[tuple[str, Case]] = []
+        if not self.is_worker:
+            from .report.write import remove_stale
+
+            s = self.ctx.settings
+            self.notes += remove_stale([s.report, s.markdown, s.html])
+
+    @staticmethod
+    def _metrics(config: pytest.Config) -> Any:
+        from importlib.metadata import entry_points
+
+        from .metrics.base import builtin_registry
+
+        metrics = builtin_registry()
+        for ep in entry_points(group="pytest_mirage.metrics"):
+            obj = ep.load()
+            obj(metrics) if callable(obj) and not hasattr(obj, "fn") else metrics.register(obj)
+        config.hook.pytest_mirage_register_metrics(registry=metrics, config=config)
+        return metrics
+
+    @staticmethod
+    def _models(config: pytest.Config) -> Any:
+        from importlib.metadata import entry_points
+
+        from .models.registry import ModelRegistry
+
+        models = ModelRegistry()
+        for ep in entry_points(group="pytest_mirage.models"):
+            models.register(ep.name, ep.value)
+        config.hook.pytest_mirage_register_models(registry=models, config=config)
+        return models
+
+    # ---------------------------------------------------------------- collection
+    def add_lang_markers(self, langs: set[str]) -> None:
+        for lang in sorted(langs - self._langs):
+            self.config.addinivalue_line("markers", f"lang_{lang}: pytest-mirage cases in language {lang}")
+        self._langs |= langs
+
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        """Add the suites named by ``--mirage-suite`` (and by plugins) that the arguments did not cover."""
+        from .errors import ConfigError
+        from .suites.resolve import suite_ref
+
+        seen = {it.ref for it in items if isinstance(it, MirageItem)}
+        seen |= {str(p.resolve()) for p in _collected_manifests(session)}
+        extra: list[str] = list(self.ctx.settings.suites)
+        for provided in config.hook.pytest_mirage_suites(config=config):
+            extra.extend(str(x) for x in provided or ())
+        base = Path(str(config.invocation_params.dir))
+        for value in extra:
+            try:
+                ref = suite_ref(value, base)
+            except ConfigError as exc:
+                raise pytest.UsageError(str(exc)) from None
+            if ref in seen:
+                continue
+            seen.add(ref)
+            if ref.endswith(MANIFEST) and Path(ref).is_relative_to(config.rootpath):
+                col: SuiteCollector = SuiteFile.from_parent(session, path=Path(ref))
+            else:
+                col = SourceSuite.from_parent(session, name=f"{SOURCE_PREFIX}{value}")
+                col.ref = ref
+            items.extend(x for x in session.genitems(col) if isinstance(x, pytest.Item))
+
+    def add_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed and _is_suite_nodeid(report.nodeid):
+            self.collection_errors[report.nodeid] = str(report.longrepr)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        self.add_collectreport(report)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        mine = [it for it in session.items if isinstance(it, MirageItem)]
+        if self.ctx.settings.suite_stats and not self.is_worker:
+            self._collected = [(it.ref, it.case) for it in mine]
+        if self.ctx.settings.langs is not None and not self.is_worker:
+            self._note_empty_filter(mine)
+        # A broken suite is a collection error of that suite only: the other suites still run, and
+        # the run fails. Only when every collection error is a suite's (others keep pytest's rule).
+        if self.collection_errors and session.testsfailed == len(self.collection_errors):
+            self.config.option.continue_on_collection_errors = True
+
+    def _note_empty_filter(self, items: Sequence[MirageItem]) -> None:
+        langs = self.ctx.settings.langs or frozenset()
+        found = {it.case.lang for it in items}
+        missing = sorted(langs - found)
+        if missing:
+            self.notes.append(f"{self.ctx.settings.source('lang')}: no collected suite has cases in "
+                                       f"{', '.join(missing)}")
+
+    # ---------------------------------------------------------------- running
+    def jobs(self, item: MirageItem) -> list[Job]:
+        """This process's jobs of ``item``'s model: all its items (planned once per model), or under
+        xdist the items queued for this worker."""
+        if self.is_worker:
+            from .compat import xdist_queued_items
+
+            queued = xdist_queued_items(self.config, item.session.items)
+            return [(it.ref, it.case) for it in queued if isinstance(it, MirageItem) and it.spec.raw == item.spec.raw]
+        jobs = self._jobs.get(item.spec.raw)
+        if jobs is None:
+            jobs = self._jobs[item.spec.raw] = [(it.ref, it.case) for it in item.session.items
+                                                if isinstance(it, MirageItem) and it.spec.raw == item.spec.raw]
+        return jobs
+
+    def progress_to_terminal(self) -> Any:
+        """While answering, the progress bar must reach the terminal (outside output capture)."""
+        import contextlib
+
+        capman = self.config.pluginmanager.getplugin("capturemanager")
+        if capman is not None and self.ctx.engine.progress:
+            return capman.global_and_fixture_disabled()
+        return contextlib.nullcontext()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        rep = yield
+        # a model that failed or a metric that cannot run: one clear block, no plugin frames
+        from .errors import MirageError
+
+        if isinstance(item, MirageItem) and call.excinfo is not None and call.when == "setup" \
+                and isinstance(call.excinfo.value, MirageError):
+            rep.longrepr = item.describe(call.excinfo.value)
+        return rep
+
+    def add_report(self, report: pytest.TestReport) -> None:
+        from .results import CaseResult
+
+        if report.when == "call" or (report.when == "setup" and report.failed):
+            for key, value in report.user_properties:
+                if key == RESULT_KEY:
+                    res = CaseResult.from_json(value if isinstance(value, dict) else json.loads(str(value)))
+                    self.results[res.key] = res
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if not self.is_worker:  # controller only: xdist re-fires worker reports here
+            self.add_report(report)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        # xdist: merge each worker's engine counts (hits, misses, calls, tokens)
+        data = getattr(node, "workeroutput", {}).get(ENGINE_STATS_KEY)
+        if data:
+            self.ctx.stats.merge(data)
+
+    # ---------------------------------------------------------------- fixtures
+    def marker_cases(self, suite: str, lang: str | None, base: Path) -> list[tuple[str, Case]]:
+        from .errors import MirageError
+        from .suites.resolve import suite_ref
+
+        try:
+            ref = suite_ref(str(suite), base)
+            s = self.ctx.suite(ref)
+            self.ctx.register_suite(s, ref)
+        except MirageError as exc:
+            raise pytest.UsageError(f"@pytest.mark.mirage(suite={suite!r}): {exc}") from None
+        langs = {x.strip() for x in lang.split(",")} if lang else None
+        cases = [(ref, c) for c in s.cases if self.ctx.selected(c) and (langs is None or c.lang in langs)]
+        if not cases:
+            raise pytest.UsageError(f"@pytest.mark.mirage(suite={suite!r}, lang={lang!r}): no case of suite "
+                                    f"{s.name!r} matches (its languages: {', '.join(sorted({c.lang for c in s.cases}))})")
+        return cases
+
+    def ref_of(self, case: Case) -> str:
+        ref = self.ctx.ref_of_suite(case.suite)
+        if ref is None:
+            raise pytest.UsageError(f"case {case.id!r} belongs to suite {case.suite!r}, which this run has not "
+                                    "loaded (use the mirage_case fixture with @pytest.mark.mirage(suite=...))")
+        return ref
+
+    def check(self, answer: Any, case: Case, rules: Sequence[str], *, model: str, where: str) -> CaseResult:
+        from .run.checks import check_answer
+
+        ref = self.ref_of(case)
+        return check_answer(self.ctx, ref, case, answer, rules, model=model, where=where)
+
+    # ---------------------------------------------------------------- session end
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.is_worker:
+            self.config.workeroutput[ENGINE_STATS_KEY] = self.ctx.stats.to_dict()  # type: ignore[attr-defined]
+            return
+        from .report.model import CollectionError
+        from .run.finish import finish_run
+
+        s = self.ctx.settings
+        if not self.results and not s.writes_reports and not self.collection_errors:
+            return
+        errors = [CollectionError(k, v) for k, v in self.collection_errors.items()]
+        self.finished = finish_run(self.ctx, self.results.values(), collection_errors=errors,
+                                   exitstatus=int(session.exitstatus), problems=self.notes)
+        rep = self.finished.report
+        if (rep.failed_gates or rep.fatal or self.finished.write_problems) and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        from .report.terminal import gate_lines, judge_line, leaderboard_lines
+
+        write: Callable[..., None] = terminalreporter.write_line
+        ctx = self.ctx
+        if ctx.called_cacheable_model:
+            from .engine import cache_file, summary_lines
+
+            path = cache_file(ctx.engine)
+            for line in summary_lines(ctx.stats, str(path) if path else None):
+                write(line)
+        if self._collected:
+            from .run.suite_stats import run_stats_lines
+
+            lines = run_stats_lines(ctx, self._collected, list(self.results.values()))
+            if lines:
+                terminalreporter.section("pytest-mirage suite statistics", sep="=")
+                for line in lines:
+                    write(line, yellow=line.lstrip().startswith("WARNING"))
+        done = self.finished
+        if done is None:
+            for line in self.notes:
+                write(f"mirage: {line}", yellow=True)
+            return
+        rep = done.report
+        if ctx.settings.leaderboard and rep.leaderboard:
+            terminalreporter.section("pytest-mirage leaderboard", sep="=")
+            width = self.config.get_terminal_writer().fullwidth
+            for line in leaderboard_lines(rep, width=width, markup=terminalreporter.hasmarkup):
+                write(line)
+        lines = gate_lines(rep.gates)
+        if lines:
+            terminalreporter.section("pytest-mirage gates", sep="-")
+            for line in lines:
+                failed = line.startswith("FAILED")
+                write(line, red=failed, bold=failed)
+        if rep.judge:
+            write(judge_line(rep.judge))
+        for path in done.saved_surrogates:
+            write(f"mirage surrogate saved: {path}")
+        for line in rep.problems:
+            write(f"mirage: {line}", yellow=True)
+        for line in (*rep.fatal, *done.write_problems):
+            write(f"mirage ERROR: {line}", red=True, bold=True)
+        for path in done.written:
+            write(f"mirage report: {path}")
+        if done.record_path:
+            write(f"mirage record: {done.record_path}")
 
 
 def _collected_manifests(session: pytest.Session) -> list[Path]:
@@ -185,184 +581,5 @@ def _collected_manifests(session: pytest.Session) -> list[Path]:
     return out
 
 
-# ---------------------------------------------------------------------------- items
-class MirageFailure(Exception):
-    """A case missed one or more thresholds."""
-
-
-class MirageItem(pytest.Item):
-    def __init__(self, *, case: Case, spec: ModelSpec, ref: str, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.case = case
-        self.spec = spec
-        self.ref = ref
-        self._result: Any = None
-
-    def setup(self) -> None:
-        state = self.config.stash[session_key]
-        suite = state.suite(self.ref)
-        # one engine call for every item of this model that this process will run (batched /
-        # concurrent); under xdist, the items already queued for this worker
-        todo = _xdist_queued(self) if hasattr(self.config, "workerinput") else self.session.items
-        jobs = [(it.ref, state.suite(it.ref), it.case) for it in [self, *todo]
-                if isinstance(it, MirageItem) and it.spec.raw == self.spec.raw]
-        capman = self.config.pluginmanager.getplugin("capturemanager")
-        if capman is not None and state.engine_settings.progress:
-            with capman.global_and_fixture_disabled():  # the progress bar must reach the terminal
-                state.prefetch(self.spec, jobs)
-        else:
-            state.prefetch(self.spec, jobs)
-        try:
-            self._result = state.result_for(self.spec, self.ref, suite, self.case)
-        except (ModelError, MetricError, MirageError) as exc:
-            err = {"suite": suite.name, "suite_ref": self.ref, "case_id": self.case.id, "lang": self.case.lang,
-                   "model": state.model_name(self.spec),
-                   "metrics": {}, "outcome": "error", "error": str(exc)}
-            self.user_properties.append((RESULT_KEY, err))
-            raise
-        self.user_properties.append((RESULT_KEY, self._result.to_json()))
-
-    def runtest(self) -> None:
-        if self._result.failures:
-            raise MirageFailure("\n".join(self._result.failures))
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if isinstance(excinfo.value, MirageFailure):
-            return f"{self.case.source}: case {self.case.id} ({self.case.lang}) with {self.spec.raw}:\n{excinfo.value}"
-        if isinstance(excinfo.value, MirageError):
-            msg = str(excinfo.value)
-            who = "" if self.case.id in msg else f"case {self.case.id} with {self.spec.raw}: "
-            return f"{self.case.source}: {who}{msg}"
-        return str(super().repr_failure(excinfo))
-
-    def _repr_failure_py(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        # setup errors (a model that failed, a metric that cannot run) read as one clear line
-        if isinstance(excinfo.value, MirageError):
-            return self.repr_failure(excinfo)
-        return super()._repr_failure_py(excinfo, style=style)
-
-    def reportinfo(self) -> tuple[Path | str, int | None, str]:
-        return self.path, None, f"mirage {self.case.lang}/{self.case.id} [{self.spec.raw}]"
-
-
-def _xdist_queued(item: pytest.Item) -> list[pytest.Item]:
-    """Items queued for this xdist worker (best effort: xdist has no public API for it; on any
-    change of its internals this returns [] and items are answered one by one, still correctly)."""
-    items = item.session.items
-    for plugin in item.config.pluginmanager.get_plugins():
-        torun = getattr(plugin, "torun", None)
-        if torun is None or not hasattr(torun, "lock") or not hasattr(plugin, "nextitem_index"):
-            continue
-        try:
-            with torun.lock() as queue:
-                idx = [i for i in queue if isinstance(i, int)]
-        except Exception:
-            return []
-        nxt = plugin.nextitem_index
-        if isinstance(nxt, int):
-            idx.insert(0, nxt)
-        return [items[i] for i in idx if 0 <= i < len(items)]
-    return []
-
-
-# ---------------------------------------------------------------------------- session plugin
-class MirageController:
-    """Per-run hooks that need the session state (registered in ``pytest_configure``)."""
-
-    def __init__(self, config: pytest.Config, state: MirageSession) -> None:
-        self.config = config
-        self.state = state
-        self.broken_suites: list[str] = []
-        self.is_worker = hasattr(config, "workerinput")
-
-    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        if report.failed and (report.nodeid.endswith(MANIFEST) or report.nodeid.lstrip(":").startswith("mirage-suite:")):
-            self.broken_suites.append(report.nodeid)
-            self.state.collection_errors.append({"nodeid": report.nodeid, "message": str(report.longrepr)})
-
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtestloop(self, session: pytest.Session) -> Any:
-        # A broken suite is a collection error of that suite only: the other suites still run,
-        # and the error count is restored afterwards so the run fails.
-        ours = len(self.broken_suites)
-        if ours and session.testsfailed == ours:
-            session.testsfailed -= ours
-            try:
-                return (yield)
-            finally:
-                session.testsfailed += ours
-        return (yield)
-
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        if self.state.cfg.suite_stats and not self.is_worker:
-            self.state.note_collected([(it.ref, it.case) for it in session.items if isinstance(it, MirageItem)])
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if self.is_worker:
-            return  # controller only: xdist re-fires worker reports here
-        if report.when == "call" or (report.when == "setup" and report.failed):
-            for key, value in report.user_properties:
-                if key == RESULT_KEY:
-                    self.state.add_result(report.nodeid, value if isinstance(value, dict) else json.loads(str(value)))
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        # xdist: merge each worker's engine counts (hits, misses, calls, tokens)
-        data = getattr(node, "workeroutput", {}).get(ENGINE_STATS_KEY)
-        if data:
-            self.state.stats.merge(data)
-
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if self.is_worker:
-            self.config.workeroutput[ENGINE_STATS_KEY] = self.state.stats.to_dict()  # type: ignore[attr-defined]
-            return
-        # controller only: workers must not write reports (xdist race)
-        cfg = self.state.cfg
-        if not self.state.results and cfg.report is None and cfg.markdown is None and cfg.html is None:
-            return
-        models = sorted({r.model for r in self.state.results.values() if r.outcome != "reference"})
-        outcome = self.state.finish(models, exitstatus=int(session.exitstatus))
-        if (outcome.failed_gates or outcome.fatal) and session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        for line in self.state.engine_lines():
-            terminalreporter.write_line(line)
-        stats = self.state.stats_lines()
-        if stats:
-            terminalreporter.section("pytest-mirage suite statistics", sep="=")
-            for line in stats:
-                terminalreporter.write_line(line, yellow=line.lstrip().startswith("WARNING"))
-        out = self.state.outcome
-        if out is None:
-            return
-        from .report.terminal import gate_lines, leaderboard_lines
-
-        if self.state.cfg.leaderboard and out.board:
-            terminalreporter.section("pytest-mirage leaderboard", sep="=")
-            width = terminalreporter._tw.fullwidth
-            for line in leaderboard_lines(out.board, width=width, markup=terminalreporter.hasmarkup,
-                                          extra=out.arena_columns()):
-                terminalreporter.write_line(line)
-        lines = gate_lines(out.gates)
-        if lines:
-            terminalreporter.section("pytest-mirage gates", sep="-")
-            for line in lines:
-                failed = line.startswith("FAILED")
-                terminalreporter.write_line(line, red=failed, bold=failed)
-        if out.arena.judge:
-            j = out.arena.judge
-            terminalreporter.write_line("mirage judge: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
-                                                                     for k, v in j.items()))
-        for path in out.arena.saved:
-            terminalreporter.write_line(f"mirage surrogate saved: {path}")
-        for line in out.problems:
-            terminalreporter.write_line(f"mirage: {line}", yellow=True)
-        for line in out.fatal:
-            terminalreporter.write_line(f"mirage ERROR: {line}", red=True, bold=True)
-        if out.report_path:
-            terminalreporter.write_line(f"mirage report: {out.report_path}")
-        for path in out.extra_paths:
-            terminalreporter.write_line(f"mirage report: {path}")
-        if out.record_path:
-            terminalreporter.write_line(f"mirage record: {out.record_path}")
+__all__ = ["MirageChecker", "MirageController", "MirageItem", "ModelUnderTest", "activate", "mirage",
+           "mirage_case", "mirage_model"]

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import ModelError
-from .harness import answer_cases, finalize_answer
 from .models.registry import ModelRegistry, parse_model_spec
+from .run.answering import answer_cases
+from .run.requests import finalize_answer
 from .suites.resolve import load_ref, suite_ref
 
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from .harness import CaseResult, answer_cases, evaluate
 from .metrics.base import MetricRegistry, builtin_registry
 from .models.registry import ModelRegistry, parse_model_spec
-from .report.aggregate import SCORE_METRICS, LeaderboardRow, leaderboard
+from .report.leaderboard import SCORE_METRICS, LeaderboardRow, build_leaderboard
+from .results import CaseResult
+from .run.answering import answer_cases
+from .run.evaluate import evaluate
 from .suites.model import Suite
 
 SYSTEMS = ("control:oracle", "control:wrong-language", "control:no-citations", "control:random-passages",
@@ -63,7 +65,7 @@ def run_systems(suite: Suite, registry: MetricRegistry | None = None,
 
 def self_check(suite: Suite, registry: MetricRegistry | None = None, per_language: bool = True) -> SelfCheck:
     results = run_systems(suite, registry)
-    board = leaderboard(results, SYSTEMS)
+    board = build_leaderboard(results, SYSTEMS)
     check = SelfCheck(suite.name, board)
     groups: dict[str, list[LeaderboardRow]] = defaultdict(list)
     for row in board:

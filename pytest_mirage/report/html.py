@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from .render import Block, BulletList, Document, Heading, Paragraph, Table, report_document
+from .document import Block, BulletList, Document, Heading, Paragraph, Table, report_document
+from .model import RunReport, as_report
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 80rem;
@@ -64,11 +65,11 @@ def render_html(doc: Document) -> str:
     return "\n".join([*head, *body, "</body>", "</html>"]) + "\n"
 
 
-def html_report(report: Mapping[str, Any]) -> str:
+def html_report(report: RunReport | Mapping[str, Any]) -> str:
     """The JSON report ``report`` (schema ``pytest-mirage/report/1``) as a standalone HTML page.
 
     Same content as :func:`~pytest_mirage.report.markdown.markdown_report`. Raises
-    :class:`~pytest_mirage.report.render.ReportFormatError` naming the field when ``report`` is not a
+    :class:`~pytest_mirage.report.model.ReportFormatError` naming the field when ``report`` is not a
     valid report.
     """
-    return render_html(report_document(report))
+    return render_html(report_document(as_report(report)))

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .render import Block, BulletList, Document, Heading, Paragraph, Table, report_document
+from .document import Block, BulletList, Document, Heading, Paragraph, Table, report_document
+from .model import RunReport, as_report
 
 # CommonMark lets any ASCII punctuation be backslash-escaped; these could start emphasis, code,
 # links or strike-through, or end a table cell. "<" and "&" become entities so that text such as a
@@ -65,12 +66,12 @@ def render_markdown(doc: Document) -> str:
     return "\n\n".join("\n".join(_block(b)) for b in doc.blocks) + "\n"
 
 
-def markdown_report(report: Mapping[str, Any]) -> str:
+def markdown_report(report: RunReport | Mapping[str, Any]) -> str:
     """The JSON report ``report`` (schema ``pytest-mirage/report/1``) as Markdown.
 
     Leaderboards (the "all" table, then one per language), the arena and judge reliability when
     present, the gates (failed first) and the case errors. Raises
-    :class:`~pytest_mirage.report.render.ReportFormatError` naming the field when ``report`` is not a
+    :class:`~pytest_mirage.report.model.ReportFormatError` naming the field when ``report`` is not a
     valid report.
     """
-    return render_markdown(report_document(report))
+    return render_markdown(report_document(as_report(report)))

@@ -1,40 +1,36 @@
-"""Terminal output as pure ``lines()`` producers; plugin.py only writes them."""
+"""Terminal output as pure ``lines()`` producers from a :class:`~.model.RunReport`; the plugin only
+writes them."""
 
 from __future__ import annotations
 
 import io
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
-from .aggregate import GateResult, LeaderboardRow
-
-# the columns shown first (the JSON report has every metric)
-COLUMNS = ("language_match", "citation_recall", "citation_map", "faithfulness", "char3_recall", "rouge_l",
-           "hit_at_k", "mrr_at_k", "file_hit_at_k")
-# compact column headers
-SHORT = {"language_match": "lang", "citation_recall": "cite_R", "citation_map": "cite_MAP",
-         "citation_precision": "cite_P", "invalid_citations": "cite_bad", "char3_recall": "chr3_R",
-         "support_lexical": "support", "english_share": "en_share", "file_hit_at_k": "file_hit"}
+from ..rules import GateResult
+from .format import HEADLINE_METRICS, NULL, SHORT_NAMES, fmt
+from .leaderboard import LeaderboardRow
+from .model import RunReport
 
 
-def _fmt(v: float | None) -> str:
-    return "–" if v is None else f"{v:.3f}"
+def extra_columns(report: RunReport) -> dict[tuple[str, str, str], dict[str, str]]:
+    """Arena columns per (suite, lang, model): Bradley-Terry strength and rank, surrogate rank."""
+    cols: dict[tuple[str, str, str], dict[str, str]] = defaultdict(dict)
+    for a in report.arena:
+        cols[(a.suite, a.lang, a.model)]["bt"] = NULL if a.strength is None else f"{a.strength:+.2f}"
+        cols[(a.suite, a.lang, a.model)]["bt#"] = str(a.rank)
+    for s in report.surrogate_scores:
+        cols[(s.suite, s.lang, s.model)]["sur#"] = str(s.rank)
+    return dict(cols)
 
 
-def leaderboard_lines(rows: Sequence[LeaderboardRow], width: int = 120, markup: bool = False,
-                      max_metrics: int = 8,
-                      extra: Mapping[tuple[str, str, str], Mapping[str, str]] | None = None) -> list[str]:
-    """One table per suite: the overall ("all") block first, then one block per language.
-
-    ``extra`` adds columns per (suite, lang, model), e.g. the Bradley-Terry strength and rank and the
-    surrogate rank, shown next to the default score.
-    """
-    extra = extra or {}
+def leaderboard_lines(report: RunReport, width: int = 120, markup: bool = False, max_metrics: int = 8) -> list[str]:
+    """One table per suite: the overall ("all") block first, then one block per language."""
+    rows = report.leaderboard
+    extra = extra_columns(report)
     extra_cols: list[str] = []
     for cols in extra.values():
-        for c in cols:
-            if c not in extra_cols:
-                extra_cols.append(c)
+        extra_cols += [c for c in cols if c not in extra_cols]
     from rich import box
     from rich.console import Console
     from rich.table import Table
@@ -43,12 +39,11 @@ def leaderboard_lines(rows: Sequence[LeaderboardRow], width: int = 120, markup: 
     for r in rows:
         by_suite[r.suite].append(r)
     buf = io.StringIO()
-    console = Console(file=buf, width=max(width, 160), force_terminal=markup, color_system="standard" if markup else None,
-                      highlight=False, legacy_windows=False)
+    console = Console(file=buf, width=max(width, 160), force_terminal=markup,
+                      color_system="standard" if markup else None, highlight=False, legacy_windows=False)
     for suite, srows in by_suite.items():
         present = {k for r in srows for k, v in r.metrics.items() if v is not None}
-        metrics = [m for m in (*COLUMNS, *sorted(present)) if m in present]
-        metrics = list(dict.fromkeys(metrics))[:max_metrics]
+        metrics = list(dict.fromkeys(m for m in (*HEADLINE_METRICS, *sorted(present)) if m in present))[:max_metrics]
         langs = ["all", *sorted({r.lang for r in srows if r.lang != "all"})]
         table = Table(title=f"pytest-mirage leaderboard — {suite}", box=box.SIMPLE_HEAD, title_justify="left",
                       pad_edge=False)
@@ -63,16 +58,15 @@ def leaderboard_lines(rows: Sequence[LeaderboardRow], width: int = 120, markup: 
         for c in extra_cols:
             table.add_column(c, justify="right", no_wrap=True)
         for m in metrics:
-            table.add_column(SHORT.get(m, m), justify="right", no_wrap=True)
+            table.add_column(SHORT_NAMES.get(m, m), justify="right", no_wrap=True)
         for lang in langs:
             lrows = sorted((r for r in srows if r.lang == lang), key=lambda r: r.rank)
             for i, r in enumerate(lrows):
                 name = r.model + (" (ref)" if r.reference else "")
                 ex = extra.get((r.suite, r.lang, r.model), {})
                 err = [str(r.errors)] if with_errors else []
-                table.add_row(lang if i == 0 else "", str(r.rank), name, str(r.n), *err, _fmt(r.score),
-                              *[ex.get(c, "–") for c in extra_cols],
-                              *[_fmt(r.metrics.get(m)) for m in metrics],
+                table.add_row(lang if i == 0 else "", str(r.rank), name, str(r.n), *err, fmt(r.score),
+                              *[ex.get(c, NULL) for c in extra_cols], *[fmt(r.metrics.get(m)) for m in metrics],
                               style="dim" if r.reference else None, end_section=(i == len(lrows) - 1))
         console.print(table)
     return [line.rstrip() for line in buf.getvalue().rstrip("\n").splitlines()]
@@ -86,8 +80,11 @@ def gate_lines(gates: Iterable[GateResult]) -> list[str]:
     if gates:
         lines.append(f"mirage gates: {len(gates) - len(failed) - len(unknown)} passed, {len(failed)} failed"
                      + (f", {len(unknown)} not evaluable" if unknown else ""))
-    for g in failed:
-        lines.append(f"FAILED gate {g.describe()}")
-    for g in unknown:
-        lines.append(f"NOT EVALUABLE gate {g.describe()}")
+    lines += [f"FAILED gate {g.describe()}" for g in failed]
+    lines += [f"NOT EVALUABLE gate {g.describe()}" for g in unknown]
     return lines
+
+
+def judge_line(judge: Mapping[str, object]) -> str:
+    return "mirage judge: " + ", ".join(f"{k} {fmt(v)}" if isinstance(v, float) else f"{k} {v}"
+                                        for k, v in judge.items())

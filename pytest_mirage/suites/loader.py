@@ -391,7 +391,7 @@ def _manifest_tail(data: dict[str, Any], manifest: Path, where: Any,
         if not isinstance(tab, dict):
             problems.add(where(name), f"[{name}] must be a table of \"metric\" = \">= value\" entries")
             return out
-        from ..thresholds import parse_rule
+        from ..rules import parse_rule
 
         for key, val in tab.items():
             expr = f"{key} {val}" if isinstance(val, str) else None

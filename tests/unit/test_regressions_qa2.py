@@ -8,25 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mirage.harness import CaseResult, build_request, finalize_answer
 from pytest_mirage.models.base import Answer
 from pytest_mirage.prompts import find_citations
-from pytest_mirage.report.aggregate import aggregate_gates
+from pytest_mirage.results import CaseResult
+from pytest_mirage.rules import evaluate_gates, parse_rule
+from pytest_mirage.run.requests import build_request, finalize_answer
 from pytest_mirage.suites.loader import load_suite
-from pytest_mirage.thresholds import parse_rule
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-class _Retrieves:
-    name = "pipe"
-    retrieves = True
 
 
 def test_index_citations_never_index_the_corpus_in_retrieval_mode() -> None:
     suite = load_suite(ROOT / "suites" / "khmer-telecom")
     case = suite.cases[0]
-    req = build_request(suite, case, _Retrieves())  # type: ignore[arg-type]
+    req = build_request(suite, case, retrieves=True)
     ans = finalize_answer(req, Answer(case.id, "pipe", "##Answer: ចម្លើយ [1]"))  # no retrieved ids given
     assert ans.citations == () and ans.invalid_citations == ("1",)
     # an explicit corpus id is still a valid citation
@@ -37,7 +32,7 @@ def test_index_citations_never_index_the_corpus_in_retrieval_mode() -> None:
 def test_invalid_citations_survive_record_and_replay() -> None:
     suite = load_suite(ROOT / "tests" / "data" / "demo")
     case = suite.case("en-001")
-    req = build_request(suite, case, _Retrieves())  # type: ignore[arg-type]
+    req = build_request(suite, case, retrieves=True)
     first = finalize_answer(req, Answer(case.id, "m", "##Answer: 1889 [9232#1][zzz][9] [9232#1]"))
     assert first.citations == ("9232#1",) and set(first.invalid_citations) == {"zzz", "9"}
     line = first.to_run_line()
@@ -57,12 +52,12 @@ def _res(model: str, value: float | None, outcome: str = "passed") -> CaseResult
 
 
 def test_gate_whose_every_value_is_null_fails_with_a_reason() -> None:
-    gates = aggregate_gates([_res("m", None), _res("m", None)], {"s": [parse_rule("hit_at_k.mean >= 0.8", gate=True)]})
+    gates = evaluate_gates([_res("m", None), _res("m", None)], {"s": [parse_rule("hit_at_k.mean >= 0.8", gate=True)]})
     assert gates[0].passed is False and "every hit_at_k value is null" in gates[0].note
 
 
 def test_gate_language_without_cases_is_not_evaluable() -> None:
-    gates = aggregate_gates([_res("m", 1.0)], {"s": [parse_rule("hit_at_k.mean@de >= 0.8", gate=True)]})
+    gates = evaluate_gates([_res("m", 1.0)], {"s": [parse_rule("hit_at_k.mean@de >= 0.8", gate=True)]})
     assert [(g.lang, g.passed) for g in gates] == [("de", None)]
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import html
 import json
 import re
@@ -12,14 +11,12 @@ from typing import Any
 
 import pytest
 
+from pytest_mirage.report.document import Table, report_document
+from pytest_mirage.report.format import fmt
 from pytest_mirage.report.html import html_report
 from pytest_mirage.report.markdown import escape_markdown, markdown_report
-from pytest_mirage.report.render import (
-    ReportFormatError,
-    Table,
-    report_document,
-    write_extra_reports,
-)
+from pytest_mirage.report.model import ReportFormatError, RunReport
+from pytest_mirage.report.write import render_outputs, write_outputs
 
 EVIL = "a|b<script>"  # a model name that must be shown literally, never interpreted
 
@@ -182,7 +179,7 @@ def _page(text: str) -> _Page:
 
 
 def _doc_tables(report: dict[str, Any]) -> list[list[list[str]]]:
-    doc = report_document(report)
+    doc = report_document(RunReport.from_json(report))
     return [[[c.name for c in b.columns], *[list(r.cells) for r in b.rows]] for b in doc.blocks
             if isinstance(b, Table)]
 
@@ -325,18 +322,24 @@ def test_bad_report_is_an_error_naming_the_field(change: Any, message: str) -> N
         assert message in str(exc.value) and "--mirage-report" in str(exc.value)
 
 
-def test_write_extra_reports(tmp_path: Path) -> None:
-    rep = _report()
+def test_write_reports(tmp_path: Path) -> None:
+    rep = RunReport.from_json(_report())
     md, page = tmp_path / "out" / "summary.md", tmp_path / "deep" / "er" / "report.html"
-    assert write_extra_reports(rep, md, page) == [md, page]
+    assert write_outputs(render_outputs(rep, json_path=None, markdown=md, html=page)) == ([md, page], [])
     assert md.read_text(encoding="utf-8") == markdown_report(rep)
     assert page.read_text(encoding="utf-8") == html_report(rep)
-    assert write_extra_reports(rep, None, None) == []
-    bad = copy.deepcopy(rep)
-    bad["gates"][0]["value"] = "high"
-    with pytest.raises(ReportFormatError, match=r"gates\[0\]\.value"):
-        write_extra_reports(bad, tmp_path / "b.md", tmp_path / "b.html")
-    assert not (tmp_path / "b.md").exists() and not (tmp_path / "b.html").exists()
+    assert render_outputs(rep, json_path=None, markdown=None, html=None) == []
+    assert not list(tmp_path.rglob("*.tmp"))  # written through temporary files, none left
+
+
+def test_unwritable_report_is_a_problem_not_a_crash(tmp_path: Path) -> None:
+    rep = RunReport.from_json(_report())
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    written, problems = write_outputs(render_outputs(rep, json_path=blocker / "r.json", markdown=tmp_path / "ok.md",
+                                                     html=None))
+    assert written == [tmp_path / "ok.md"]
+    assert len(problems) == 1 and "cannot write" in problems[0] and "r.json" in problems[0]
 
 
 def test_renders_the_report_of_a_real_run(pytester: pytest.Pytester, demo_suite: Path) -> None:
@@ -365,6 +368,5 @@ def test_renders_the_report_of_a_real_run(pytester: pytest.Pytester, demo_suite:
     (0.0, "0.000"), (float("nan"), "nan"),
 ])
 def test_number_format(value: float | None, shown: str) -> None:
-    from pytest_mirage.report.render import fmt
 
     assert fmt(value) == shown

@@ -1,5 +1,5 @@
 """The arena as a session step: judge sampled pairs, fit Bradley-Terry per suite x language (and
-"all"), train or apply the surrogate judge. Pure of pytest; the runner calls :func:`run_arena`.
+"all"), train or apply the surrogate judge. Pure of pytest; :mod:`.finish` calls :func:`run_arena`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..arena.bt import Battle, bradley_terry
+from ..arena.surrogate import (
+    Surrogate,
+    load_surrogate,
+    mean_features,
+    surrogate_health,
+    train_surrogate,
+)
+from ..engine import run_requests
 from ..errors import ConfigError, MirageError
-from ..suites.model import Case, Passage
-from .bt import Battle, bradley_terry
-from .surrogate import Surrogate, load_surrogate, mean_features, surrogate_health, train_surrogate
+from ..models.base import Answer, ModelRequest
+from ..models.registry import ModelSpec
+from ..results import CaseResult
+from ..retrieval import corpus_map
+from ..suites.model import Case, Passage, Suite
+from .context import RunContext
 
 SURROGATE_DIR = "surrogate"
 
@@ -30,9 +42,10 @@ class ArenaOutcome:
     judge: dict[str, Any] = field(default_factory=dict)
     surrogate: list[dict[str, Any]] = field(default_factory=list)  # health/metadata per (suite, lang)
     surrogate_scores: dict[tuple[str, str, str], tuple[float, int]] = field(default_factory=dict)
-    bt_rank: dict[tuple[str, str, str], int] = field(default_factory=dict)
     saved: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    fatal: list[str] = field(default_factory=list)  # make the run fail (e.g. no surrogate was saved)
+    surrogate_error: str | None = None  # why model-level gates have no value
 
 
 def judge_and_fit(complete: Callable[[list[str]], list[str | Exception]],
@@ -70,10 +83,7 @@ def judge_and_fit(complete: Callable[[list[str]], list[str | Exception]],
             out.problems.append(f"arena {suite} [{lang}]: no usable verdicts")
             continue
         board = bradley_terry(battles, tournaments=tournaments, seed=seed)
-        rows = board.to_json(suite, lang)
-        out.arena.extend(rows)
-        for r in rows:
-            out.bt_rank[(suite, lang, r["model"])] = int(r["rank"])
+        out.arena.extend(board.to_json(suite, lang))
     return groups
 
 
@@ -93,8 +103,6 @@ def train(groups: Mapping[tuple[str, str], list[Battle]], feats: Mapping[tuple[s
           roots: Mapping[str, Path], *, feature_names: Sequence[str] | None, judge: str, seed: int,
           tournaments: int, out: ArenaOutcome) -> None:
     """Train and save one surrogate per (suite, lang) with its health report."""
-    from ..arena.bt import bradley_terry
-
     for (suite, lang), battles in sorted(groups.items()):
         f = feats.get((suite, lang))
         if not battles or not f:
@@ -176,3 +184,66 @@ def _apply_one(suite: str, lang: str, f: Mapping[str, dict[str, float]], roots: 
 
 def prompt_id(prompt: str) -> str:
     return hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16]
+
+
+def judge_complete(ctx: RunContext, spec: ModelSpec) -> Callable[[list[str]], list[str | Exception]]:
+    """A ``complete(prompts)`` callable that sends judge prompts through the engine (cached)."""
+    adapter = ctx.adapter(spec)
+    dummy = Suite(name="judge", root=Path("."), manifest=None, mode="oracle", cases=())
+
+    def complete(prompts: list[str]) -> list[str | Exception]:
+        reqs = [ModelRequest(case=Case(suite="judge", id=prompt_id(p), lang="en", question="", passages=(),
+                                       relevant=(), answers=()), suite=dummy, mode="oracle", passages=(),
+                             prompt=p) for p in prompts]
+        outs = run_requests(adapter, reqs, ctx.engine)
+        return [o.output if isinstance(o, Answer) else o for o in outs]
+
+    return complete
+
+
+def run_arena(ctx: RunContext, results: Sequence[CaseResult], refs: Sequence[CaseResult]) -> ArenaOutcome:
+    """Judge + Bradley-Terry when a judge is configured; surrogate training or scoring."""
+    s = ctx.settings
+    out = ArenaOutcome()
+    if not results:
+        return out
+    roots = {r.suite: ctx.suite(r.suite_ref).root for r in results}
+    feats = per_model_features([*results, *refs], s.surrogate_features)
+    if s.judge is not None:
+        cases: dict[tuple[str, str], Case] = {}
+        contexts: dict[tuple[str, str], tuple[Passage, ...]] = {}
+        answers: dict[tuple[str, str, str], str] = {}
+        for r in (*results, *refs):
+            if r.run_line is None or r.outcome == "error":
+                continue
+            suite = ctx.suite(r.suite_ref)
+            key = (suite.name, r.case_id)
+            if key not in cases:
+                cases[key] = suite.case(r.case_id)
+                if suite.mode == "retrieval" and suite.corpus is not None:
+                    by_id = corpus_map(suite.corpus)
+                    contexts[key] = tuple(by_id[i] for i in cases[key].relevant if i in by_id)
+            answers[(suite.name, r.case_id, r.model)] = str(r.run_line.get("output", ""))
+        models = sorted({m for (_s, _c, m) in answers})
+        try:
+            groups = judge_and_fit(judge_complete(ctx, s.judge), cases, answers, models,
+                                   per_group=s.judge_queries, seed=s.seed, order=s.judge_order,
+                                   tournaments=s.tournaments, contexts=contexts or None, out=out)
+        except MirageError as exc:
+            out.problems.append(f"arena not computed: {exc}")
+            return out
+        if s.train_surrogate:
+            train(groups, feats, roots, feature_names=s.surrogate_features, judge=s.judge.raw, seed=s.seed,
+                  tournaments=s.tournaments, out=out)
+            if not out.saved:
+                out.surrogate_error = ("--mirage-train-surrogate was given but no surrogate was trained and "
+                                       "saved (see the problems above)")
+                out.fatal.append(f"surrogate: {out.surrogate_error}")
+            return out
+    under_test = sorted({r.model for r in results})
+    try:
+        apply(feats, roots, under_test, out)
+    except MirageError as exc:
+        out.fatal.append(f"surrogate: {exc}")
+        out.surrogate_error = str(exc)
+    return out

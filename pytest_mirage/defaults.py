@@ -1,0 +1,16 @@
+"""Every built-in default, defined once (options, settings, the engine and the arena read them here)."""
+
+from __future__ import annotations
+
+DEFAULT_MODEL = "extractive"
+CONCURRENCY = 16  # simultaneous requests per API model
+CACHE_MODE = "use"
+CACHE_SUBDIR = ".pytest_cache/mirage"  # relative to the rootdir
+SEED = 0
+JUDGE_QUERIES = 100  # queries judged per suite x language in the arena
+JUDGE_ORDER = "both"
+TOURNAMENTS = 200  # bootstrap tournaments of the arena
+MIN_TOURNAMENTS = 10
+RETRIEVAL_K = 3  # cut-off of retrieval metrics and size of the harness's retrieved context
+CI_RESAMPLES = 1000  # bootstrap resamples of gate confidence intervals
+CI_ALPHA = 0.05

@@ -1,0 +1,307 @@
+"""What the Markdown and HTML reports show, built once from a :class:`~.model.RunReport`.
+
+:func:`report_document` turns the report into a :class:`Document`: headings, paragraphs, bullet lists
+and tables of *plain-text* cells. The writers (:mod:`.markdown`, :mod:`.html`) only escape and lay
+out those blocks, so both formats show the same content. Numbers use :func:`.format.fmt` (3
+decimals, half up); a null value is ``–`` (never 0).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..rules import GateResult
+from .format import HEADLINE_METRICS, NULL, fmt
+from .leaderboard import SCORE_METRICS, LeaderboardRow
+from .model import SCHEMA, RunReport
+
+# the judge reliability figures in the order shown; other keys follow, sorted
+JUDGE_KEYS: tuple[str, ...] = (
+    "judgments", "decided", "swap_consistency", "swap_pairs", "swap_consistent", "tie_rate", "ties",
+    "position_a_rate", "parse_failures", "parse_failure_rate", "retried", "errors",
+)
+HEALTH_KEYS: tuple[str, ...] = ("tau_mean", "tau_cv", "r2_mean", "r2_cv")
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    level: int  # 1 = the title
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    text: str
+    strong: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Paragraph:
+    spans: tuple[Span, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BulletList:
+    items: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    name: str
+    numeric: bool = False  # right-aligned
+
+
+RowKind = Literal["", "ref", "fail", "na", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    cells: tuple[str, ...]
+    kind: RowKind = ""  # how the HTML page styles it: reference system, failed gate, not evaluable, error
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    columns: tuple[Column, ...]
+    rows: tuple[Row, ...]
+
+    def __post_init__(self) -> None:
+        for row in self.rows:
+            if len(row.cells) != len(self.columns):
+                raise ValueError(f"table row {row.cells!r} has {len(row.cells)} cells for "
+                                 f"{len(self.columns)} columns")
+
+
+Block = Heading | Paragraph | BulletList | Table
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    title: str
+    blocks: tuple[Block, ...]
+
+
+def fmt_any(v: Any) -> str:
+    if v is None:
+        return NULL
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return fmt(v)
+    return str(v)
+
+
+def _lang_order(langs: set[str]) -> list[str]:
+    return (["all"] if "all" in langs else []) + sorted(langs - {"all"})
+
+
+def _suite_order(names: Sequence[str], *groups: set[str]) -> list[str]:
+    rest = set().union(*groups) - set(names)
+    return list(dict.fromkeys([*names, *sorted(rest)]))
+
+
+def _overview(report: RunReport) -> list[Block]:
+    blocks: list[Block] = [Heading(2, "Models under test"),
+                           BulletList(report.models) if report.models else Paragraph((Span("none"),))]
+    if report.suites:
+        rows = tuple(Row((s.name, s.mode or NULL, NULL if s.cases is None else str(s.cases),
+                          ", ".join(s.languages) or NULL, ", ".join(s.reference_models) or NULL))
+                     for s in report.suites)
+        blocks += [Heading(2, "Suites"),
+                   Table((Column("suite"), Column("mode"), Column("cases", True), Column("languages"),
+                          Column("reference systems")), rows)]
+    return blocks
+
+
+def _gate_status(g: GateResult) -> str:
+    return {True: "passed", False: "FAILED", None: "not evaluable"}[g.passed]
+
+
+def _status(report: RunReport) -> Paragraph:
+    outcomes: dict[str, int] = defaultdict(int)
+    for r in report.results:
+        outcomes[r.outcome] += 1
+    g: dict[str, int] = defaultdict(int)
+    for gate in report.gates:
+        g[_gate_status(gate)] += 1
+    gate_text = (f" {g['passed']} passed, {g['FAILED']} failed"
+                 + (f", {g['not evaluable']} not evaluable" if g["not evaluable"] else "")
+                 + ("." if report.gates else " (no gates)."))
+    n_err = outcomes["error"]
+    case_text = (f" {outcomes['passed']} passed, {outcomes['failed']} failed, {n_err} error{'s' * (n_err != 1)}"
+                 + (f"; {outcomes['reference']} reference-system results" if outcomes["reference"] else "")
+                 + ".")
+    return Paragraph((Span("Gates:", strong=True), Span(gate_text), Span(" "),
+                      Span("Cases:", strong=True), Span(case_text)))
+
+
+def _problems(report: RunReport) -> list[Block]:
+    blocks: list[Block] = []
+    if report.fatal:
+        blocks += [Heading(2, "Why the run failed"), BulletList(report.fatal)]
+    if report.problems:
+        blocks += [Heading(2, "Problems"), BulletList(report.problems)]
+    if report.collection_errors:
+        blocks += [Heading(2, f"Suites that failed to load ({len(report.collection_errors)})"),
+                   Table((Column("suite"), Column("error")),
+                         tuple(Row((e.nodeid, e.message), "error") for e in report.collection_errors))]
+    return blocks
+
+
+def _leaderboards(report: RunReport) -> list[Block]:
+    blocks: list[Block] = []
+    by_suite: dict[str, list[LeaderboardRow]] = defaultdict(list)
+    for r in report.leaderboard:
+        by_suite[r.suite].append(r)
+    modes = {s.name: s.mode for s in report.suites}
+    for suite in _suite_order([s.name for s in report.suites], set(by_suite)):
+        rows = by_suite.get(suite)
+        if not rows:
+            continue
+        present = {k for r in rows for k, v in r.metrics.items() if v is not None}
+        metrics = [m for m in HEADLINE_METRICS if m in present]
+        with_errors = any(r.errors for r in rows)
+        cols = (Column("rank", True), Column("model"), Column("n", True),
+                *((Column("err", True),) if with_errors else ()), Column("score", True),
+                *[Column(m, True) for m in metrics])
+        blocks.append(Heading(2, f"Leaderboard: {suite}"))
+        mode = modes.get(suite)
+        blocks.append(Paragraph((Span((f"Mode: {mode}. " if mode else "")
+                                      + "score: the mean of the metric means among "
+                                      + ", ".join(SCORE_METRICS) + " that every row of the table has "
+                                      "(higher is better); reference systems are marked (ref)."),)))
+        for lang in _lang_order({r.lang for r in rows}):
+            lrows = sorted((r for r in rows if r.lang == lang), key=lambda r: (r.rank, r.model))
+            blocks.append(Heading(3, "all languages" if lang == "all" else f"language {lang}"))
+            blocks.append(Table(cols, tuple(
+                Row((str(r.rank), r.model + (" (ref)" if r.reference else ""), str(r.n),
+                     *((str(r.errors),) if with_errors else ()), fmt(r.score),
+                     *[fmt(r.metrics.get(m)) for m in metrics]), "ref" if r.reference else "")
+                for r in lrows)))
+    return blocks
+
+
+def _arena(report: RunReport) -> list[Block]:
+    blocks: list[Block] = []
+    refs = report.reference_models
+    if report.arena:
+        by: dict[tuple[str, str], list[Any]] = defaultdict(list)
+        for a in report.arena:
+            by[(a.suite, a.lang)].append(a)
+        blocks += [Heading(2, "Arena (pairwise judge, Bradley-Terry)"),
+                   Paragraph((Span("Strength: bootstrap mean of the Bradley-Terry strength (natural log, "
+                                   "centred at 0; higher is better), with its 95% interval over tournaments."),))]
+        for suite in _suite_order([s.name for s in report.suites], {s for s, _ in by}):
+            for lang in _lang_order({la for s, la in by if s == suite}):
+                rows = sorted(by[(suite, lang)], key=lambda a: (a.rank, a.model))
+                ref = refs.get(suite, set())
+                blocks.append(Heading(3, f"{suite}: " + ("all languages" if lang == "all" else f"language {lang}")))
+                blocks.append(Table(
+                    (Column("rank", True), Column("model"), Column("strength", True), Column("95% CI", True)),
+                    tuple(Row((str(a.rank), a.model + (" (ref)" if a.model in ref else ""), fmt(a.strength),
+                               f"[{fmt(a.ci_low)}, {fmt(a.ci_high)}]"), "ref" if a.model in ref else "")
+                          for a in rows)))
+    if report.judge:
+        keys = [k for k in JUDGE_KEYS if k in report.judge] + sorted(k for k in report.judge if k not in JUDGE_KEYS)
+        blocks += [Heading(2, "Judge reliability"),
+                   Table((Column("measure"), Column("value", True)),
+                         tuple(Row((k, fmt_any(report.judge[k]))) for k in keys))]
+    return blocks
+
+
+def _surrogate(report: RunReport) -> list[Block]:
+    blocks: list[Block] = []
+    if report.surrogates:
+        rows = []
+        for e in report.surrogates:
+            figs = [fmt_any(e.health.get(k)) if e.health is not None else NULL for k in HEALTH_KEYS]
+            rows.append(Row((e.suite, e.lang, e.judge or NULL, ", ".join(e.features) or NULL,
+                             str(len(e.training_models)), *figs, e.path or NULL)))
+        blocks += [Heading(2, "Surrogate judge"),
+                   Table((Column("suite"), Column("lang"), Column("judge"), Column("features"),
+                          Column("training models", True), *[Column(k, True) for k in HEALTH_KEYS],
+                          Column("file")), tuple(rows))]
+    if report.surrogate_scores:
+        srows = sorted(report.surrogate_scores, key=lambda s: (s.suite, s.lang != "all", s.lang, s.rank, s.model))
+        blocks += [Heading(2 if not report.surrogates else 3, "Surrogate scores"),
+                   Table((Column("suite"), Column("lang"), Column("surrogate_rank", True), Column("model"),
+                          Column("surrogate_score", True)),
+                         tuple(Row((s.suite, s.lang, str(s.rank), s.model, fmt(s.score))) for s in srows))]
+    return blocks
+
+
+_GATE_ROW: dict[str, RowKind] = {"passed": "", "FAILED": "fail", "not evaluable": "na"}
+
+
+def _gate_blocks(gates: Sequence[GateResult]) -> list[Block]:
+    def row(g: GateResult) -> Row:
+        status = _gate_status(g)
+        return Row((status, g.suite, g.lang, g.model, g.expr, fmt(g.value), str(g.n), g.source or NULL),
+                   _GATE_ROW[status])
+
+    if not gates:
+        return [Heading(2, "Gates"), Paragraph((Span("No gates were evaluated."),))]
+    cols = (Column("status"), Column("suite"), Column("lang"), Column("model"), Column("gate"),
+            Column("value", True), Column("n", True), Column("source"))
+    bad = [row(g) for g in gates if g.passed is not True]
+    good = [row(g) for g in gates if g.passed is True]
+    blocks: list[Block] = [Heading(2, "Gates")]
+    n_failed = sum(1 for r in bad if r.cells[0] == "FAILED")
+    if bad:
+        blocks += [Heading(3, "Failed gates" if n_failed == len(bad) else "Failed and not evaluable gates"),
+                   Table(cols, tuple(sorted(bad, key=lambda r: r.cells[0] != "FAILED")))]
+    blocks.append(Paragraph((Span(f"{len(good)} passed, {n_failed} failed"
+                                  + (f", {len(bad) - n_failed} not evaluable" if len(bad) > n_failed else "")
+                                  + f" of {len(gates)} gates."),)))
+    if good:
+        blocks += [Heading(3, "Passed gates"), Table(cols, tuple(good))]
+    return blocks
+
+
+def _failures(report: RunReport) -> list[Block]:
+    rows = tuple(Row((r.suite, r.lang, r.case_id, r.model, "\n".join(r.failures) or "(no reason recorded)"), "error")
+                 for r in report.results if r.outcome == "failed")
+    if not rows:
+        return []
+    return [Heading(2, f"Failed cases ({len(rows)})"),
+            Table((Column("suite"), Column("lang"), Column("case"), Column("model"), Column("thresholds missed")),
+                  rows)]
+
+
+def _errors(report: RunReport) -> list[Block]:
+    rows = tuple(Row((r.suite, r.lang, r.case_id, r.model, r.error or "(no reason recorded)"), "error")
+                 for r in report.results if r.outcome == "error")
+    if not rows:
+        return []
+    return [Heading(2, f"Errors ({len(rows)})"),
+            Paragraph((Span("Cases whose model failed to answer: they have no metric values; the "
+                            "leaderboard counts them in its err column."),)),
+            Table((Column("suite"), Column("lang"), Column("case"), Column("model"), Column("reason")), rows)]
+
+
+def report_document(report: RunReport) -> Document:
+    """The content of the Markdown/HTML report.
+
+    Order: title, a one-line status (gates and case outcomes), why the run failed and its problems,
+    models and suites, per suite the "all" leaderboard then one table per language, the arena and
+    judge reliability (when present), the surrogate (when present), the gates (failed first, then
+    the summary and the passed ones), the failed cases and the case errors with their reasons.
+    """
+    title = "pytest-mirage report"
+    blocks: list[Block] = [Heading(1, title), _status(report)]
+    if report.version:
+        blocks.append(Paragraph((Span(f"Schema {SCHEMA}, pytest-mirage {report.version}."),)))
+    blocks += _problems(report)
+    blocks += _overview(report)
+    blocks += _leaderboards(report)
+    blocks += _arena(report)
+    blocks += _surrogate(report)
+    blocks += _gate_blocks(report.gates)
+    blocks += _failures(report)
+    blocks += _errors(report)
+    return Document(title, tuple(blocks))

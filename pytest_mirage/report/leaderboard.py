@@ -1,0 +1,75 @@
+"""The leaderboard: per suite x language (and "all") x model, metric means and a default score."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ..results import CaseResult
+
+# The default score: the mean of these metrics' means (each in [0, 1], higher is better), over the
+# metrics that every model of the group has a value for, so rows stay comparable.
+SCORE_METRICS: tuple[str, ...] = (
+    "language_match", "citation_recall", "citation_map", "char3_recall", "rouge_l",
+    "support_lexical", "hit_at_k", "mrr_at_k",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderboardRow:
+    suite: str
+    lang: str  # "all" for the suite-level row
+    model: str
+    rank: int
+    score: float | None
+    metrics: Mapping[str, float | None]
+    n: int  # cases with values
+    reference: bool
+    errors: int = 0  # cases whose model call or metric failed (not in the means)
+
+
+def _mean(values: Sequence[float]) -> float:
+    return math.fsum(values) / len(values)  # exact summation: the same mean in any order
+
+
+def _means(results: Sequence[CaseResult]) -> dict[str, float | None]:
+    vals: dict[str, list[float]] = defaultdict(list)
+    names: set[str] = set()
+    for r in results:
+        for k, v in r.metrics.items():
+            names.add(k)
+            if v is not None:
+                vals[k].append(v)
+    return {k: (_mean(vals[k]) if vals[k] else None) for k in sorted(names)}
+
+
+def build_leaderboard(results: Iterable[CaseResult], reference_models: Iterable[str] = ()) -> list[LeaderboardRow]:
+    """Rows per suite x language (and "all") x model, ranked by the default score (desc, then name)."""
+    refs = set(reference_models)
+    groups: dict[tuple[str, str], dict[str, list[CaseResult]]] = defaultdict(lambda: defaultdict(list))
+    errors: dict[tuple[str, str, str], int] = defaultdict(int)
+    for r in results:
+        if r.outcome == "error":
+            # errored cases have no values: counted on the row, never averaged in as zeros
+            for lang in (r.lang, "all"):
+                errors[(r.suite, lang, r.model)] += 1
+                groups[(r.suite, lang)].setdefault(r.model, [])
+            continue
+        groups[(r.suite, r.lang)][r.model].append(r)
+        groups[(r.suite, "all")][r.model].append(r)
+    rows: list[LeaderboardRow] = []
+    for (suite, lang) in sorted(groups):
+        by_model = groups[(suite, lang)]
+        means = {m: _means(rs) for m, rs in by_model.items()}
+        common = [k for k in SCORE_METRICS if all(means[m].get(k) is not None for m in means if by_model[m])]
+        scored = []
+        for m, mm in means.items():
+            score = _mean([mm[k] for k in common]) if common and by_model[m] else None  # type: ignore[misc]
+            scored.append((m, score))
+        scored.sort(key=lambda x: (-(x[1] if x[1] is not None else -math.inf), x[0]))
+        for rank, (m, score) in enumerate(scored, start=1):
+            rows.append(LeaderboardRow(suite, lang, m, rank, score, means[m], len(by_model[m]), m in refs,
+                                       errors[(suite, lang, m)]))
+    return rows

@@ -1,0 +1,375 @@
+"""The typed report of one run (:class:`RunReport`) and its versioned JSON form.
+
+The session end builds a :class:`RunReport` once; every output is rendered from it: the terminal
+lines, the JSON file (:meth:`RunReport.to_json`), Markdown and HTML. A JSON report written earlier
+is read back with :meth:`RunReport.from_json`, which validates every field it reads and names the
+field when one is wrong. Floats are rounded to 6 decimals in the JSON, so a run with and without
+xdist writes the same bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .._version import __version__
+from ..errors import MirageError
+from ..results import CaseResult
+from ..rules import GateResult
+from .format import report_value
+from .leaderboard import LeaderboardRow
+
+SCHEMA = "pytest-mirage/report/1"
+_FIX = f"render a report written by pytest-mirage with --mirage-report PATH (schema {SCHEMA!r}), unchanged"
+
+
+class ReportFormatError(MirageError):
+    """A report dict is not a valid ``pytest-mirage/report/1`` report; the message names the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteInfo:
+    name: str
+    mode: str | None = None
+    languages: tuple[str, ...] = ()
+    cases: int | None = None
+    reference_models: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ArenaRow:
+    """A model's Bradley-Terry strength in one suite x language (``lang="all"``: the suite-level fit)."""
+
+    suite: str
+    lang: str
+    model: str
+    strength: float | None
+    ci_low: float | None
+    ci_high: float | None
+    rank: int
+
+
+@dataclass(frozen=True, slots=True)
+class SurrogateInfo:
+    suite: str
+    lang: str
+    path: str | None
+    features: tuple[str, ...]
+    training_models: tuple[str, ...]
+    judge: str | None
+    health: Mapping[str, Any] | None = None
+    created: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SurrogateScore:
+    suite: str
+    lang: str
+    model: str
+    score: float | None
+    rank: int
+
+
+@dataclass(frozen=True, slots=True)
+class MetricInfo:
+    higher_is_better: bool
+    source: str
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionError:
+    nodeid: str
+    message: str
+
+
+Status = Literal["passed", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    """Everything one run reports (see module doc)."""
+
+    models: tuple[str, ...]
+    suites: tuple[SuiteInfo, ...]
+    results: tuple[CaseResult, ...]
+    leaderboard: tuple[LeaderboardRow, ...]
+    gates: tuple[GateResult, ...]
+    status: Status = "passed"
+    exitstatus: int = 0
+    arena: tuple[ArenaRow, ...] = ()
+    judge: Mapping[str, Any] = field(default_factory=dict)
+    surrogates: tuple[SurrogateInfo, ...] = ()
+    surrogate_scores: tuple[SurrogateScore, ...] = ()
+    metric_info: Mapping[str, MetricInfo] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()
+    fatal: tuple[str, ...] = ()
+    collection_errors: tuple[CollectionError, ...] = ()
+    version: str = __version__
+
+    @property
+    def reference_models(self) -> dict[str, set[str]]:
+        """Suite -> names of its reference systems (from the suites and the leaderboard rows)."""
+        refs = {s.name: set(s.reference_models) for s in self.suites}
+        for r in self.leaderboard:
+            if r.reference:
+                refs.setdefault(r.suite, set()).add(r.model)
+        return refs
+
+    @property
+    def failed_gates(self) -> list[GateResult]:
+        return [g for g in self.gates if g.passed is False]
+
+    # ------------------------------------------------------------------------------------ JSON
+    def to_json(self) -> dict[str, Any]:
+        """The report as a JSON-able dict. Deterministic: sorted, no timestamps, rounded floats."""
+        v = report_value
+        out: dict[str, Any] = {
+            "schema": SCHEMA,
+            "version": self.version,
+            "models": list(self.models),
+            "suites": [{"name": s.name, "mode": s.mode, "languages": list(s.languages), "cases": s.cases,
+                        "reference_models": list(s.reference_models)} for s in self.suites],
+            "results": [{"suite": r.suite, "case_id": r.case_id, "lang": r.lang, "model": r.model,
+                         "metrics": {k: v(x) for k, x in r.metrics.items()}, "null_reasons": dict(r.reasons),
+                         "outcome": r.outcome, "failures": list(r.failures), "checks": dict(r.checks),
+                         "error": r.error}
+                        for r in sorted(self.results, key=lambda r: (r.suite, r.lang, r.case_id, r.model))],
+            "leaderboard": [{"suite": r.suite, "lang": r.lang, "model": r.model, "rank": r.rank,
+                             "score": v(r.score), "metrics": {k: v(x) for k, x in r.metrics.items()},
+                             "n": r.n, "errors": r.errors, "reference": r.reference} for r in self.leaderboard],
+            "gates": [{**g.to_json(), "value": v(g.value)} for g in self.gates],
+        }
+        if self.metric_info:
+            out["metric_info"] = {k: {"higher_is_better": m.higher_is_better, "source": m.source,
+                                      "description": m.description} for k, m in self.metric_info.items()}
+        if self.arena or self.judge:
+            out["arena"] = [{"suite": a.suite, "lang": a.lang, "model": a.model, "strength": v(a.strength),
+                             "ci_low": v(a.ci_low), "ci_high": v(a.ci_high), "rank": a.rank} for a in self.arena]
+            out["judge"] = _rounded(dict(self.judge))
+        if self.surrogates:
+            out["surrogate"] = [_rounded({"suite": s.suite, "lang": s.lang, "path": s.path,
+                                          "features": list(s.features), "training_models": list(s.training_models),
+                                          "judge": s.judge, "health": dict(s.health) if s.health else None,
+                                          **({"created": s.created} if s.created else {})})
+                                for s in self.surrogates]
+        if self.surrogate_scores:
+            out["surrogate_scores"] = [{"suite": s.suite, "lang": s.lang, "model": s.model,
+                                        "surrogate_score": v(s.score), "surrogate_rank": s.rank}
+                                       for s in self.surrogate_scores]
+        if self.problems or self.fatal:
+            out["problems"] = list(self.problems)
+            out["fatal"] = list(self.fatal)
+        if self.collection_errors:
+            out["collection_errors"] = [{"nodeid": e.nodeid, "message": e.message} for e in self.collection_errors]
+        out["status"] = self.status
+        out["exitstatus"] = self.exitstatus
+        return out
+
+    @classmethod
+    def from_json(cls, report: Any) -> RunReport:
+        """Read a JSON report back (as written by :meth:`to_json`); raises :class:`ReportFormatError`."""
+        return _Reader(report).read()
+
+
+def _rounded(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return report_value(obj)
+    if isinstance(obj, Mapping):
+        return {k: _rounded(x) for k, x in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_rounded(x) for x in obj]
+    return obj
+
+
+# ------------------------------------------------------------------------------------ validation
+_MISSING: Any = object()
+
+
+def _bad(where: str, value: Any, expected: str) -> ReportFormatError:
+    found = "nothing (missing)" if value is _MISSING else repr(value)[:120]
+    return ReportFormatError(f"report field {where}: found {found}; expected {expected}; {_FIX}")
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+class _Reader:
+    """Field readers that name the field of a bad value (``leaderboard[3].metrics.bleu``)."""
+
+    def __init__(self, report: Any) -> None:
+        if not isinstance(report, Mapping):
+            raise ReportFormatError(f"report: found {type(report).__name__}; expected a mapping (the JSON report "
+                                    f"loaded with json.load); {_FIX}")
+        self.r = report
+
+    @staticmethod
+    def text(obj: Mapping[str, Any], key: str, where: str) -> str:
+        v = obj.get(key, _MISSING)
+        if not isinstance(v, str):
+            raise _bad(f"{where}.{key}", v, "a string")
+        return v
+
+    @staticmethod
+    def opt_text(obj: Mapping[str, Any], key: str, where: str) -> str | None:
+        v = obj.get(key)
+        if v is not None and not isinstance(v, str):
+            raise _bad(f"{where}.{key}", v, "a string or null")
+        return v
+
+    @staticmethod
+    def number(obj: Mapping[str, Any], key: str, where: str) -> float | None:
+        v = obj.get(key, _MISSING)
+        if v is None:
+            return None
+        if not _is_num(v):
+            raise _bad(f"{where}.{key}", v, "a number or null")
+        return float(v)
+
+    @staticmethod
+    def integer(obj: Mapping[str, Any], key: str, where: str, default: int | None = None) -> int:
+        v = obj.get(key, _MISSING)
+        if v is _MISSING and default is not None:
+            return default
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise _bad(f"{where}.{key}", v, "an integer")
+        return v
+
+    @staticmethod
+    def mapping(obj: Mapping[str, Any], key: str, where: str, required: bool = True) -> Mapping[str, Any]:
+        v = obj.get(key, _MISSING if required else {})
+        if v is None and not required:
+            return {}
+        if not isinstance(v, Mapping):
+            raise _bad(f"{where}.{key}", v, "an object")
+        return v
+
+    @staticmethod
+    def texts(obj: Mapping[str, Any], key: str, where: str, required: bool = True) -> tuple[str, ...]:
+        v = obj.get(key, _MISSING if required else [])
+        if v is None and not required:
+            return ()
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise _bad(f"{where}.{key}" if where else key, v, "a list of strings")
+        return tuple(v)
+
+    def rows(self, key: str, required: bool = True) -> list[Mapping[str, Any]]:
+        v = self.r.get(key, _MISSING)
+        if not required and (v is _MISSING or v is None):
+            return []
+        if not isinstance(v, list):
+            raise _bad(key, v, "a list of objects")
+        for i, item in enumerate(v):
+            if not isinstance(item, Mapping):
+                raise _bad(f"{key}[{i}]", item, "an object")
+        return v
+
+    def numbers(self, obj: Mapping[str, Any], key: str, where: str) -> dict[str, float | None]:
+        m = self.mapping(obj, key, where)
+        return {str(k): self.number(m, k, f"{where}.{key}") for k in m}
+
+    def read(self) -> RunReport:
+        r = self.r
+        schema = r.get("schema", _MISSING)
+        if schema != SCHEMA:
+            raise _bad("schema", schema, repr(SCHEMA))
+        suites = []
+        for i, s in enumerate(self.rows("suites")):
+            w = f"suites[{i}]"
+            cases = s.get("cases")
+            if cases is not None and (not isinstance(cases, int) or isinstance(cases, bool)):
+                raise _bad(f"{w}.cases", cases, "an integer")
+            suites.append(SuiteInfo(self.text(s, "name", w), self.opt_text(s, "mode", w),
+                                    self.texts(s, "languages", w, required=False), cases,
+                                    self.texts(s, "reference_models", w, required=False)))
+        results = []
+        for i, x in enumerate(self.rows("results")):
+            w = f"results[{i}]"
+            outcome = self.text(x, "outcome", w)
+            if outcome not in ("passed", "failed", "error", "reference"):
+                raise _bad(f"{w}.outcome", outcome, "passed, failed, error or reference")
+            failures = x.get("failures") or []
+            results.append(CaseResult(
+                suite=self.text(x, "suite", w), suite_ref=self.text(x, "suite", w), case_id=self.text(x, "case_id", w),
+                lang=self.text(x, "lang", w), model=self.text(x, "model", w), metrics=self.numbers(x, "metrics", w)
+                if "metrics" in x else {}, reasons={str(k): str(v) for k, v in self.mapping(x, "null_reasons", w,
+                                                                                            required=False).items()},
+                outcome=outcome,  # type: ignore[arg-type]
+                failures=tuple(str(f) for f in failures) if isinstance(failures, list) else (str(failures),),
+                checks={str(k): bool(v) for k, v in self.mapping(x, "checks", w, required=False).items()},
+                error=self.opt_text(x, "error", w)))
+        board = []
+        for i, x in enumerate(self.rows("leaderboard")):
+            w = f"leaderboard[{i}]"
+            ref = x.get("reference", _MISSING)
+            if not isinstance(ref, bool):
+                raise _bad(f"{w}.reference", ref, "true or false")
+            board.append(LeaderboardRow(self.text(x, "suite", w), self.text(x, "lang", w), self.text(x, "model", w),
+                                        self.integer(x, "rank", w), self.number(x, "score", w), self.numbers(x, "metrics", w),
+                                        self.integer(x, "n", w), ref, self.integer(x, "errors", w, default=0)))
+        gates = []
+        for i, g in enumerate(self.rows("gates")):
+            w = f"gates[{i}]"
+            passed = g.get("passed", _MISSING)
+            if passed is not None and not isinstance(passed, bool):
+                raise _bad(f"{w}.passed", passed, "true, false or null (not evaluable)")
+            gates.append(GateResult(self.text(g, "suite", w), self.text(g, "lang", w), self.text(g, "model", w),
+                                    self.text(g, "expr", w), self.opt_text(g, "source", w) or "",
+                                    self.number(g, "value", w), passed, self.integer(g, "n", w),
+                                    self.integer(g, "errors", w, default=0), self.opt_text(g, "note", w) or ""))
+        arena = []
+        for i, a in enumerate(self.rows("arena", required=False)):
+            w = f"arena[{i}]"
+            arena.append(ArenaRow(self.text(a, "suite", w), self.text(a, "lang", w), self.text(a, "model", w),
+                                  self.number(a, "strength", w), self.number(a, "ci_low", w), self.number(a, "ci_high", w),
+                                  self.integer(a, "rank", w)))
+        judge = r.get("judge") or {}
+        if not isinstance(judge, Mapping):
+            raise _bad("judge", judge, "an object")
+        for k, val in judge.items():
+            if val is not None and not isinstance(val, int | float | str | bool):
+                raise _bad(f"judge.{k}", val, "a number, string, boolean or null")
+        surrogates = []
+        for i, e in enumerate(self.rows("surrogate", required=False)):
+            w = f"surrogate[{i}]"
+            health = e.get("health")
+            if health is not None and not isinstance(health, Mapping):
+                raise _bad(f"{w}.health", health, "an object or null")
+            for k in health or {}:
+                self.number(health, k, f"{w}.health")  # type: ignore[arg-type]
+            surrogates.append(SurrogateInfo(self.text(e, "suite", w), self.text(e, "lang", w),
+                                            self.opt_text(e, "path", w), self.texts(e, "features", w, required=False),
+                                            self.texts(e, "training_models", w, required=False),
+                                            self.opt_text(e, "judge", w), health, self.opt_text(e, "created", w)))
+        scores = []
+        for i, s in enumerate(self.rows("surrogate_scores", required=False)):
+            w = f"surrogate_scores[{i}]"
+            scores.append(SurrogateScore(self.text(s, "suite", w), self.text(s, "lang", w), self.text(s, "model", w),
+                                         self.number(s, "surrogate_score", w), self.integer(s, "surrogate_rank", w)))
+        info = {}
+        for k, m in (r.get("metric_info") or {}).items():
+            if not isinstance(m, Mapping):
+                raise _bad(f"metric_info.{k}", m, "an object")
+            info[str(k)] = MetricInfo(bool(m.get("higher_is_better", True)), str(m.get("source") or ""),
+                                      str(m.get("description") or ""))
+        errors = [CollectionError(self.text(e, "nodeid", f"collection_errors[{i}]"),
+                                  self.text(e, "message", f"collection_errors[{i}]"))
+                  for i, e in enumerate(self.rows("collection_errors", required=False))]
+        status = r.get("status", "passed")
+        if status not in ("passed", "failed"):
+            raise _bad("status", status, "passed or failed")
+        version = r.get("version")
+        return RunReport(
+            models=self.texts(r, "models", ""), suites=tuple(suites), results=tuple(results),
+            leaderboard=tuple(board), gates=tuple(gates), status=status,
+            exitstatus=self.integer(r, "exitstatus", "", default=0), arena=tuple(arena), judge=dict(judge),
+            surrogates=tuple(surrogates), surrogate_scores=tuple(scores), metric_info=info,
+            problems=self.texts(r, "problems", "", required=False), fatal=self.texts(r, "fatal", "", required=False),
+            collection_errors=tuple(errors), version=str(version) if version is not None else "")
+
+
+def as_report(report: RunReport | Mapping[str, Any] | Sequence[Any]) -> RunReport:
+    """A :class:`RunReport`, from itself or from a JSON report dict (validated)."""
+    return report if isinstance(report, RunReport) else RunReport.from_json(report)

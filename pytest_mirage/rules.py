@@ -1,0 +1,255 @@
+"""Thresholds (case level) and gates (suite x language x model level): ``METRIC[.STAT][@LANG] OP VALUE``.
+
+One module for the whole concept: parsing, precedence (CLI > ini > suite manifest), the case-level
+check and the gate evaluation over a run's results.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .defaults import CI_ALPHA, CI_RESAMPLES
+from .errors import ConfigError, did_you_mean
+from .langcodes import check_lang
+from .results import CaseResult
+
+OPS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq,
+}
+# the opposite operator, used to say why a value failed ("0.33 < 0.50")
+NEGATION = {">=": "<", ">": "<=", "<=": ">", "<": ">=", "==": "!="}
+STATS = ("mean", "median", "min", "p10", "ci_low", "ci_high", "pass_rate")
+RULE_RE = re.compile(
+    r"^\s*(?P<metric>[A-Za-z_][A-Za-z0-9_]*)"
+    r"(?:\.(?P<stat>[A-Za-z0-9_]+))?"
+    r"(?:@(?P<lang>[A-Za-z0-9-]+))?"
+    r"\s*(?P<op>>=|<=|==|>|<)\s*(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A parsed threshold or gate with where it came from."""
+
+    metric: str
+    op: str
+    value: float
+    stat: str | None = None
+    lang: str | None = None
+    source: str = ""
+    expr: str = ""
+
+    @property
+    def key(self) -> tuple[str, str | None, str | None]:
+        """Rules with the same key override each other by precedence."""
+        return (self.metric, self.stat, self.lang)
+
+    def check(self, observed: float) -> bool:
+        return OPS[self.op](observed, self.value)
+
+    def describe_failure(self, observed: float) -> str:
+        name = self.metric + (f".{self.stat}" if self.stat else "") + (f"@{self.lang}" if self.lang else "")
+        return f"{name} {observed:.2f} {NEGATION[self.op]} {self.value:.2f} ({self.source})"
+
+    def applies_to(self, lang: str) -> bool:
+        return self.lang is None or self.lang == lang
+
+
+def parse_rule(expr: str, *, gate: bool, source: str = "") -> Rule:
+    """Parse ``citation_recall >= 0.5`` / ``language_match.mean@hi >= 0.9``."""
+    m = RULE_RE.match(expr)
+    if not m:
+        kind = "gate" if gate else "threshold"
+        raise ConfigError(
+            f"cannot parse {kind} {expr!r}: expected METRIC[.STAT][@LANG] OP VALUE with OP one of "
+            f">= > <= < ==, e.g. {'language_match.mean >= 0.9' if gate else 'citation_recall >= 0.5'}"
+        )
+    stat = m["stat"]
+    if stat is not None and not gate:
+        raise ConfigError(f"threshold {expr!r}: statistics ('.{stat}') are for gates only; "
+                          "a case threshold compares the case's own value (use --mirage-gate)")
+    if stat is not None and stat not in STATS:
+        raise ConfigError(f"gate {expr!r}: unknown statistic {stat!r}; expected one of "
+                          f"{', '.join(STATS)}.{did_you_mean(stat, STATS)}")
+    if m["lang"] is not None:
+        if err := check_lang(m["lang"]):
+            raise ConfigError(f"{'gate' if gate else 'threshold'} {expr!r}: @{m['lang']}: {err}")
+    if gate and stat is None:
+        stat = "mean"
+    return Rule(metric=m["metric"], op=m["op"], value=float(m["value"]), stat=stat,
+                lang=m["lang"], source=source, expr=expr.strip())
+
+
+def merge_rules(layers: Sequence[Sequence[Rule]]) -> list[Rule]:
+    """Merge rule layers from lowest to highest precedence; a later rule with the same key wins."""
+    out: dict[tuple[str, str | None, str | None], Rule] = {}
+    for layer in layers:
+        for rule in layer:
+            out[rule.key] = rule
+    return list(out.values())
+
+
+def bootstrap_mean_ci(values: Sequence[float] | np.ndarray, *, n_boot: int = CI_RESAMPLES, seed: int = 0,
+                      alpha: float = CI_ALPHA) -> tuple[float, float]:
+    """Percentile bootstrap CI of the mean (seeded, so xdist and serial runs agree)."""
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        return (math.nan, math.nan)
+    if arr.size == 1:
+        return (float(arr[0]), float(arr[0]))
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, arr.size, size=(n_boot, arr.size))
+    means = arr[idx].mean(axis=1)
+    lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return (float(lo), float(hi))
+
+
+def statistic(stat: str, values: Sequence[float], passed: Sequence[bool] | None = None,
+              seed: int = 0) -> float:
+    """Compute a gate statistic over non-null case values."""
+    if stat == "pass_rate":
+        if not passed:
+            return math.nan
+        return float(np.mean(np.asarray(passed, dtype=float)))
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        return math.nan
+    if stat == "mean":
+        return float(arr.mean())
+    if stat == "median":
+        return float(np.median(arr))
+    if stat == "min":
+        return float(arr.min())
+    if stat == "p10":
+        return float(np.quantile(arr, 0.10))
+    if stat in ("ci_low", "ci_high"):
+        lo, hi = bootstrap_mean_ci(arr, seed=seed)
+        return lo if stat == "ci_low" else hi
+    raise ConfigError(f"unknown statistic {stat!r}")
+
+
+# ---------------------------------------------------------------------------- case thresholds
+def check_thresholds(values: Mapping[str, float | None], rules: Iterable[Rule],
+                     lang: str) -> tuple[list[str], dict[str, bool]]:
+    """Case-level checks: failure messages and metric -> passed (null values are not checked)."""
+    failures: list[str] = []
+    checks: dict[str, bool] = {}
+    for rule in rules:
+        if not rule.applies_to(lang):
+            continue
+        v = values.get(rule.metric)
+        if v is None:
+            continue
+        ok = rule.check(v)
+        checks[rule.metric] = checks.get(rule.metric, True) and ok
+        if not ok:
+            failures.append(rule.describe_failure(v))
+    return failures, checks
+
+
+# ---------------------------------------------------------------------------- gates
+@dataclass(frozen=True, slots=True)
+class GateResult:
+    """One gate evaluated for one suite x language x model."""
+
+    suite: str
+    lang: str
+    model: str
+    expr: str
+    source: str
+    value: float | None
+    passed: bool | None  # None: not evaluable (no values, no cases in that language)
+    n: int
+    errors: int = 0
+    note: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {"suite": self.suite, "lang": self.lang, "model": self.model, "expr": self.expr,
+                "source": self.source, "value": self.value, "passed": self.passed, "n": self.n,
+                "errors": self.errors, "note": self.note or None}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, object]) -> GateResult:
+        value = d.get("value")
+        return cls(str(d["suite"]), str(d["lang"]), str(d["model"]), str(d["expr"]), str(d.get("source") or ""),
+                   float(value) if isinstance(value, int | float) else None,
+                   d.get("passed") if isinstance(d.get("passed"), bool) else None,  # type: ignore[arg-type]
+                   int(d.get("n") or 0), int(d.get("errors") or 0),  # type: ignore[call-overload]
+                   str(d.get("note") or ""))
+
+    def describe(self) -> str:
+        val = "n/a" if self.value is None else f"{self.value:.3f}"
+        note = f"; {self.note}" if self.note else ""
+        return f"{self.suite} [{self.lang}] {self.model}: {self.expr} -> {val} ({self.source}{note})"
+
+
+def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, Sequence[Rule]], *,
+                   model_level: Iterable[str] = (), seed: int = 0,
+                   model_values: Mapping[tuple[str, str, str], Mapping[str, float]] | None = None,
+                   model_level_reason: str = "") -> list[GateResult]:
+    """Evaluate gates per suite x language x model under test (reference systems are not gated).
+
+    Cases that errored have no values; a gate never passes on the cases that happened to work: with
+    errors the gate fails (for ``pass_rate`` an errored case counts as not passed), and a group whose
+    every case errored fails. ``model_level`` names the metrics computed once per suite x language x
+    model (``model_values`` holds them); a gate on one of them without a value fails with
+    ``model_level_reason``. A gate naming a language the suite has no selected cases in is reported
+    as not evaluable.
+    """
+    model_values = model_values or {}
+    model_level = frozenset(model_level)
+    groups: dict[tuple[str, str, str], list[CaseResult]] = defaultdict(list)
+    langs: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for r in results:
+        if r.outcome == "reference":
+            continue
+        groups[(r.suite, r.lang, r.model)].append(r)
+        langs[(r.suite, r.model)].add(r.lang)
+    out: list[GateResult] = []
+    for (suite, lang, model) in sorted(groups):
+        rs = groups[(suite, lang, model)]
+        errors = sum(1 for r in rs if r.outcome == "error")
+        for rule in gates_by_suite.get(suite, ()):
+            if not rule.applies_to(lang):
+                continue
+            assert rule.stat is not None
+            if rule.metric in model_level:
+                mv = model_values.get((suite, lang, model), {})
+                if rule.metric in mv:
+                    mval = float(mv[rule.metric])
+                    out.append(GateResult(suite, lang, model, rule.expr, rule.source, mval, rule.check(mval), 1))
+                else:
+                    out.append(GateResult(suite, lang, model, rule.expr, rule.source, None, False, 0,
+                                          note=model_level_reason or "no model-level value"))
+                continue
+            values = [v for r in rs if (v := r.metrics.get(rule.metric)) is not None]
+            passed_flags = [r.checks[rule.metric] for r in rs if rule.metric in r.checks]
+            if rule.stat == "pass_rate" and passed_flags:
+                passed_flags += [False] * errors  # an errored case did not pass its threshold
+            v = statistic(rule.stat, values, passed_flags, seed=seed)
+            note = f"{errors} of {len(rs)} cases errored" if errors else ""
+            if math.isnan(v):
+                if errors:
+                    out.append(GateResult(suite, lang, model, rule.expr, rule.source, None, False, 0, errors, note))
+                else:
+                    # a configured gate that cannot be computed protects nothing: it fails, with why
+                    why = (f"no case has a threshold on {rule.metric}" if rule.stat == "pass_rate"
+                           else f"every {rule.metric} value is null")
+                    out.append(GateResult(suite, lang, model, rule.expr, rule.source, None, False, 0, 0, why))
+                continue
+            ok = rule.check(v) and not errors
+            n = len(passed_flags) if rule.stat == "pass_rate" else len(values)
+            out.append(GateResult(suite, lang, model, rule.expr, rule.source, v, ok, n, errors, note))
+    for (suite, model), present in sorted(langs.items()):
+        for rule in gates_by_suite.get(suite, ()):
+            if rule.lang is not None and rule.lang not in present:
+                out.append(GateResult(suite, rule.lang, model, rule.expr, rule.source, None, None, 0, 0,
+                                      f"no selected case in language {rule.lang!r}"))
+    return out

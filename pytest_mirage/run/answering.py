@@ -1,0 +1,76 @@
+"""Per-process answering: every item of one model that this process will run is answered in one
+engine call (batched for local engines, concurrent for APIs), then items take their answers.
+
+The first item of a model whose answer is missing asks the plugin for the jobs of this process (all
+selected items of that model; under xdist, the items queued for this worker) and answers all of them
+at once. Planning is linear in the number of items: a job list is built once per miss, and a job is
+sent to the model at most once per process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ..engine import EngineSettings, run_requests
+from ..errors import MirageError, ModelError
+from ..models.base import Answer, ModelAdapter, ModelRequest
+from ..models.registry import ModelSpec
+from ..results import CaseResult
+from ..suites.model import Case, Suite
+from .context import RunContext
+from .evaluate import evaluate
+from .requests import build_request
+
+Job = tuple[str, Case]  # (suite ref, case)
+JobKey = tuple[str, str, str]  # (model spec, suite ref, case id)
+
+
+@dataclass
+class Answerer:
+    """Answers of one process, keyed by (model spec, suite ref, case id)."""
+
+    ctx: RunContext
+    _answers: dict[JobKey, tuple[ModelRequest, Answer | Exception]] = field(default_factory=dict)
+    _sent: set[JobKey] = field(default_factory=set)
+
+    def answer(self, spec: ModelSpec, jobs: Iterable[Job]) -> None:
+        """Answer the jobs of ``spec`` not sent yet in this process, in one engine call."""
+        adapter = self.ctx.adapter(spec)
+        todo: list[tuple[JobKey, ModelRequest]] = []
+        for ref, case in jobs:
+            key = (spec.raw, ref, case.id)
+            if key in self._sent:
+                continue
+            self._sent.add(key)  # once per process, even when a job is listed again
+            todo.append((key, build_request(self.ctx.suite(ref), case, adapter.retrieves)))
+        if not todo:
+            return
+        answers = run_requests(adapter, [req for _, req in todo], self.ctx.engine)
+        for (key, req), ans in zip(todo, answers, strict=True):
+            self._answers[key] = (req, ans)
+
+    def result(self, spec: ModelSpec, ref: str, case: Case, plan: Callable[[], Iterable[Job]]) -> CaseResult:
+        """Evaluate one item; raises ModelError/MetricError (an item error) when there is no answer.
+
+        ``plan`` gives this process's jobs of ``spec``; it is called only when the answer is missing.
+        """
+        key = (spec.raw, ref, case.id)
+        if key not in self._answers:
+            self.answer(spec, [(ref, case), *plan()])
+        request, answer = self._answers.pop(key)
+        if isinstance(answer, BaseException):
+            raise answer if isinstance(answer, MirageError) else ModelError(f"{type(answer).__name__}: {answer}")
+        suite = self.ctx.suite(ref)
+        name = self.ctx.model_name(spec)
+        if answer.model != name:
+            answer = answer.with_model(name)
+        rules = self.ctx.rules(suite)
+        return evaluate(request, answer, self.ctx.metrics, rules.metrics, rules.thresholds, suite_ref=ref)
+
+
+def answer_cases(adapter: ModelAdapter, suite: Suite, cases: Sequence[Case],
+                 settings: EngineSettings | None = None) -> list[tuple[ModelRequest, Answer | Exception]]:
+    """Build the requests of ``cases`` and answer them in one engine call (pairs in case order)."""
+    requests = [build_request(suite, c, adapter.retrieves) for c in cases]
+    return list(zip(requests, run_requests(adapter, requests, settings), strict=True))

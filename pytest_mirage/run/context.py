@@ -1,0 +1,161 @@
+"""What one run is configured with: settings, registries, model adapters, loaded suites and their rules.
+
+One :class:`RunContext` per process (the controller and each xdist worker). Everything here is
+created once and read many times; nothing here answers cases or aggregates results.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from ..engine import EngineSettings, EngineStats
+from ..errors import ConfigError, SuiteError
+from ..metrics.base import MetricRegistry
+from ..models.base import ModelAdapter
+from ..models.registry import ModelRegistry, ModelSpec
+from ..rules import Rule, merge_rules, parse_rule
+from ..settings import Settings
+from ..suites.model import Case, Suite
+from ..suites.resolve import load_ref
+from .requests import suite_k
+
+# Local engines load weights: their adapters are created when their first item runs, not at startup.
+LAZY_KINDS = frozenset({"hf", "vllm"})
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteRules:
+    """A suite's thresholds and gates after precedence (CLI > ini > manifest), and its metric names."""
+
+    thresholds: tuple[Rule, ...]
+    gates: tuple[Rule, ...]
+    metrics: tuple[str, ...]
+
+
+@dataclass
+class RunContext:
+    """Settings, registries, adapters and suites of one process (see module doc)."""
+
+    settings: Settings
+    metrics: MetricRegistry
+    models: ModelRegistry
+    progress: bool = False
+    stats: EngineStats = field(default_factory=EngineStats)
+    _adapters: dict[str, ModelAdapter] = field(default_factory=dict)
+    _suites: dict[str, Suite] = field(default_factory=dict)
+    _names: dict[str, str] = field(default_factory=dict)
+    _rules: dict[str, SuiteRules] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        s = self.settings
+        self.engine = EngineSettings(cache_dir=s.cache_dir, cache_mode=s.cache_mode, concurrency=s.concurrency,
+                                     progress=self.progress, stats=self.stats)
+
+    # ---------------------------------------------------------------- validation at startup
+    def validate(self) -> None:
+        """Usage errors before any item runs: unknown metrics in rules, unknown model kinds, adapters
+        that cannot be created (bad replay file, missing key, unimportable module), clashing names."""
+        s = self.settings
+        for rule in s.rules_cli_ini:
+            if rule.metric not in self.metrics:
+                raise ConfigError(f"{rule.source}: {rule.expr!r}: {unknown_metric(self.metrics, rule.metric)}")
+        for name in s.metrics or ():
+            if name not in self.metrics:
+                raise ConfigError(f"{s.source('metrics')}: {unknown_metric(self.metrics, name)}")
+        for name in s.surrogate_features or ():
+            if name not in self.metrics:
+                raise ConfigError(f"{s.source('surrogate-features')}: {unknown_metric(self.metrics, name)}")
+        for spec in (*s.models, *((s.judge,) if s.judge else ())):
+            self.models.check(spec)
+            if spec.kind not in LAZY_KINDS:
+                self.adapter(spec)
+        names: dict[str, str] = {}
+        for spec in s.models:
+            name = self.model_name(spec)
+            if name in names:
+                raise ConfigError(f"--mirage-model {spec.raw!r} and {names[name]!r} are both named {name!r}; "
+                                  "results would be mixed: give one of them another name (replay:PATH?model=...)")
+            names[name] = spec.raw
+
+    # ---------------------------------------------------------------- models
+    def adapter(self, spec: ModelSpec) -> ModelAdapter:
+        ad = self._adapters.get(spec.raw)
+        if ad is None:
+            ad = self._adapters[spec.raw] = self.models.create(spec)
+        return ad
+
+    def model_name(self, spec: ModelSpec) -> str:
+        """Display name of a model under test (a replay is named by its run lines)."""
+        if spec.kind == "replay":
+            return self.adapter(spec).name
+        return spec.raw
+
+    @property
+    def called_cacheable_model(self) -> bool:
+        return any(ad.cache_identity() is not None for ad in self._adapters.values())
+
+    # ---------------------------------------------------------------- suites
+    def suite(self, ref: str) -> Suite:
+        s = self._suites.get(ref)
+        if s is None:
+            s = self._suites[ref] = load_ref(ref)
+        return s
+
+    def register_suite(self, suite: Suite, ref: str) -> None:
+        """Two different suites with one name would merge their results and gates: an error."""
+        first = self._names.setdefault(suite.name, ref)
+        if first != ref:
+            raise SuiteError(f"suite name {suite.name!r} is already used by {first}; suite names must be unique "
+                             f"in a run (rename one in its suite.toml)", ref)
+        self.rules(suite)  # unknown metrics in the manifest's rules are this suite's load error
+
+    def ref_of_suite(self, name: str) -> str | None:
+        """The ref of the registered suite called ``name`` (None when no such suite is loaded)."""
+        return self._names.get(name)
+
+    def selected(self, case: Case) -> bool:
+        return self.settings.langs is None or case.lang in self.settings.langs
+
+    def rules(self, suite: Suite) -> SuiteRules:
+        """Thresholds, gates and metric names of ``suite`` (computed once per suite)."""
+        cached = self._rules.get(suite.name)
+        if cached is not None:
+            return cached
+        s = self.settings
+        where = str(suite.manifest) if suite.manifest else f"suite {suite.name}"
+        th_manifest = [parse_rule(f"{k} {v}", gate=False, source=f"[thresholds] in {where}")
+                       for k, v in suite.thresholds.items()]
+        gt_manifest = [parse_rule(f"{k} {v}", gate=True, source=f"[gates] in {where}") for k, v in suite.gates.items()]
+        th = merge_rules([th_manifest, s.thresholds_ini, s.thresholds_cli])
+        gt = merge_rules([gt_manifest, s.gates_ini, s.gates_cli])
+        problems = [f"{r.source}: {r.expr!r}: {unknown_metric(self.metrics, r.metric)}"
+                    for r in (*th_manifest, *gt_manifest) if r.metric not in self.metrics]
+        if problems:
+            raise SuiteError("\n".join(problems))
+        base = list(s.metrics) if s.metrics is not None else self.metrics.defaults()
+        names = list(dict.fromkeys([*base, *(r.metric for r in (*th, *gt)), *(s.surrogate_features or ())]))
+        rules = SuiteRules(tuple(th), tuple(gt), tuple(self.metrics.case_level(names)))
+        self._rules[suite.name] = rules
+        return rules
+
+    def k(self, suite: Suite) -> int:
+        return suite_k(suite)
+
+    # ---------------------------------------------------------------- end
+    def close(self) -> None:
+        for ad in self._adapters.values():
+            try:
+                ad.close()
+            except Exception as exc:  # closing must not hide the run's result, but is reported
+                print(f"pytest-mirage: closing model {ad.name!r} failed: {type(exc).__name__}: {exc}",
+                      file=sys.stderr)
+
+
+def unknown_metric(registry: MetricRegistry, name: str) -> str:
+    """The registry's "Unknown metric ... Did you mean" message for ``name``."""
+    try:
+        registry[name]
+    except ConfigError as exc:
+        return str(exc)
+    return ""

@@ -1,0 +1,153 @@
+"""The session end on the controller: reference systems, arena, gates and outcome -> a RunReport,
+then the files the user asked for (record, JSON, Markdown, HTML)."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..report.leaderboard import build_leaderboard
+from ..report.model import (
+    ArenaRow,
+    CollectionError,
+    MetricInfo,
+    RunReport,
+    SuiteInfo,
+    SurrogateInfo,
+    SurrogateScore,
+)
+from ..results import CaseResult
+from ..rules import Rule, evaluate_gates
+from .arena_step import SURROGATE_DIR, ArenaOutcome, run_arena
+from .context import RunContext
+from .references import reference_results
+
+
+@dataclass
+class Finished:
+    """What the session end produced: the report and the files written (for the terminal summary)."""
+
+    report: RunReport
+    written: list[Path] = field(default_factory=list)
+    record_path: Path | None = None
+    saved_surrogates: list[Path] = field(default_factory=list)
+    write_problems: list[str] = field(default_factory=list)  # files that could not be written: the run fails
+
+
+def _needs_arena(ctx: RunContext, results: Sequence[CaseResult]) -> bool:
+    """The arena step runs only when it has work: a judge, or a saved surrogate next to a suite."""
+    if ctx.settings.judge is not None:
+        return True
+    roots = {ctx.suite(r.suite_ref).root for r in results}
+    return any(any((root / SURROGATE_DIR).glob("*.json")) for root in roots)
+
+
+def _model_gate_problems(gates_by_suite: dict[str, Sequence[Rule]], model_level: frozenset[str],
+                         arena: ArenaOutcome) -> list[str]:
+    """A gate on a model-level metric with no value (no surrogate) is an explicit problem."""
+    have = {(suite, name) for (suite, _lang, _model) in arena.surrogate_scores
+            for name in ("surrogate_score", "surrogate_rank")}
+    out = []
+    for suite, rules in gates_by_suite.items():
+        for rule in rules:
+            if rule.metric in model_level and (suite, rule.metric) not in have:
+                reason = arena.surrogate_error or (
+                    f"no trained surrogate next to suite {suite!r}: train one with --mirage-judge SPEC "
+                    "--mirage-train-surrogate")
+                out.append(f"gate {rule.expr!r} ({rule.source}) cannot be evaluated: {reason}")
+    return out
+
+
+def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_errors: Sequence[CollectionError] = (),
+                 exitstatus: int = 0, problems: Sequence[str] = ()) -> tuple[RunReport, ArenaOutcome]:
+    """Everything the run reports, computed once."""
+    res = sorted(results, key=lambda r: (r.suite, r.lang, r.case_id, r.model))
+    refs = reference_results(ctx, res) if res else None
+    ref_results = refs.results if refs else []
+    allres = res + ref_results
+    board = build_leaderboard(allres, refs.names if refs else ())
+    gates_by_suite: dict[str, Sequence[Rule]] = {}
+    for r in res:
+        if r.suite not in gates_by_suite:
+            gates_by_suite[r.suite] = ctx.rules(ctx.suite(r.suite_ref)).gates
+    arena = run_arena(ctx, res, ref_results) if res and _needs_arena(ctx, res) else ArenaOutcome()
+    model_level = frozenset(n for n in ctx.metrics.names if ctx.metrics[n].scope == "model")
+    model_values: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
+    for key, (score, rank) in arena.surrogate_scores.items():
+        model_values[key].update(surrogate_score=score, surrogate_rank=float(rank))
+    all_problems = [*problems, *(refs.problems if refs else []), *arena.problems,
+                    *_model_gate_problems(gates_by_suite, model_level, arena)]
+    reason = arena.surrogate_error or "no model-level value (no trained surrogate?)"
+    gates = evaluate_gates(res, gates_by_suite, model_level=model_level, seed=ctx.settings.seed,
+                           model_values=model_values, model_level_reason=reason)
+    failed = bool(exitstatus != 0 or any(g.passed is False for g in gates) or arena.fatal or collection_errors
+                  or any(r.outcome in ("failed", "error") for r in res))
+    suites = []
+    for ref in sorted({r.suite_ref for r in res}):
+        suite = ctx.suite(ref)
+        mine = [r for r in res if r.suite_ref == ref]
+        suites.append(SuiteInfo(suite.name, suite.mode, tuple(sorted({r.lang for r in mine})),
+                                len({r.case_id for r in mine}),
+                                tuple(n for n in (refs.names if refs else ())
+                                      if any(x.model == n and x.suite_ref == ref for x in ref_results))))
+    used = sorted({k for r in allres for k in r.metrics})
+    info = {n: MetricInfo(ctx.metrics[n].higher_is_better, ctx.metrics[n].source,
+                          ctx.metrics[n].description.split("\n")[0]) for n in used if n in ctx.metrics}
+    report = RunReport(
+        models=tuple(sorted({r.model for r in res})), suites=tuple(suites), results=tuple(allres),
+        leaderboard=tuple(board), gates=tuple(gates), status="failed" if failed else "passed",
+        exitstatus=1 if failed and exitstatus == 0 else exitstatus,
+        arena=tuple(ArenaRow(a["suite"], a["lang"], a["model"], a["strength"], a["ci_low"], a["ci_high"],
+                             int(a["rank"])) for a in arena.arena),
+        judge=dict(arena.judge),
+        surrogates=tuple(SurrogateInfo(e["suite"], e["lang"], e.get("path"), tuple(e.get("features", ())),
+                                       tuple(e.get("training_models", ())), e.get("judge"), e.get("health"),
+                                       e.get("created")) for e in arena.surrogate),
+        surrogate_scores=tuple(SurrogateScore(su, la, mo, sc, rk)
+                               for (su, la, mo), (sc, rk) in sorted(arena.surrogate_scores.items())),
+        metric_info=info, problems=tuple(all_problems), fatal=tuple(arena.fatal),
+        collection_errors=tuple(sorted(collection_errors, key=lambda e: e.nodeid)))
+    return report, arena
+
+
+@dataclass
+class Written:
+    paths: list[Path] = field(default_factory=list)
+    record: Path | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+def write_files(ctx: RunContext, report: RunReport, results: Iterable[CaseResult]) -> Written:
+    """The record file and the report files; a file that cannot be written is a problem, never a crash
+    (the leaderboard and gates are still printed)."""
+    from ..report.write import render_outputs, write_atomic, write_outputs
+
+    s = ctx.settings
+    out = Written()
+    if s.record is not None:
+        lines = sorted((dict(r.run_line) for r in results if r.run_line is not None),
+                       key=lambda x: (x.get("suite", ""), x["model"], x["case_id"]))
+        data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8")
+        try:
+            write_atomic(s.record, data)
+            out.record = s.record
+        except OSError as exc:
+            out.problems.append(f"cannot write the record file {s.record}: {exc.strerror or exc}")
+    written, problems = write_outputs(render_outputs(report, json_path=s.report, markdown=s.markdown, html=s.html))
+    out.paths += written
+    out.problems += problems
+    return out
+
+
+def finish_run(ctx: RunContext, results: Iterable[CaseResult], *, collection_errors: Sequence[CollectionError] = (),
+               exitstatus: int = 0, problems: Sequence[str] = ()) -> Finished:
+    """Build the report and write the files the user asked for."""
+    res = list(results)
+    report, arena = build_report(ctx, res, collection_errors=collection_errors, exitstatus=exitstatus,
+                                 problems=problems)
+    written = write_files(ctx, report, res)
+    return Finished(report=report, written=written.paths, record_path=written.record,
+                    saved_surrogates=list(arena.saved), write_problems=written.problems)

@@ -1,0 +1,70 @@
+"""Reference systems of a suite (its recorded runs and offline reference models), scored at session
+end on the cases the models under test ran, so they share the leaderboard as ``(ref)`` rows."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..errors import MirageError
+from ..models.base import ModelAdapter
+from ..models.registry import parse_model_spec
+from ..models.replay import ReplayModel
+from ..results import CaseResult
+from ..suites.runs import load_run_file
+from .answering import answer_cases
+from .context import RunContext
+from .evaluate import evaluate
+
+
+@dataclass
+class References:
+    results: list[CaseResult] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def reference_results(ctx: RunContext, results: Sequence[CaseResult]) -> References:
+    """Scores of the suites' reference systems on the selected cases (never gated, never cached)."""
+    selected: dict[str, set[str]] = defaultdict(set)
+    for r in results:
+        selected[r.suite_ref].add(r.case_id)
+    out = References()
+    under_test = {r.model for r in results}
+    # reference systems are offline and not counted as model calls of this run
+    quiet = dataclasses.replace(ctx.engine, stats=None, progress=False)
+    for ref in sorted(selected):
+        try:
+            suite = ctx.suite(ref)
+        except MirageError as exc:
+            out.problems.append(f"reference systems of {ref} skipped: {exc}")
+            continue
+        cases = [c for c in suite.cases if c.id in selected[ref]]
+        rules = ctx.rules(suite)
+        systems: list[tuple[str, ModelAdapter]] = []
+        for path in suite.run_files:
+            try:
+                models = sorted({a.model for _, a in load_run_file(path)})
+            except MirageError as exc:
+                out.problems.append(f"reference run {path} skipped: {exc}")
+                continue
+            systems += [(model, ReplayModel(path, model=model)) for model in models]
+        for raw in suite.settings.get("reference_models", ()):
+            try:
+                systems.append((raw, ctx.models.create(parse_model_spec(raw))))
+            except MirageError as exc:
+                out.problems.append(f"reference model {raw} of {ref} skipped: {exc}")
+        for name, adapter in systems:
+            if name in under_test:
+                continue  # the model under test is already on the board
+            for req, ans in answer_cases(adapter, suite, cases, quiet):
+                if isinstance(ans, BaseException):
+                    out.problems.append(f"reference {name} on {req.case.id}: {ans}")
+                    continue
+                out.results.append(evaluate(req, ans.with_model(name), ctx.metrics, rules.metrics,
+                                            rules.thresholds, suite_ref=ref, reference=True))
+            if name not in out.names:
+                out.names.append(name)
+    return out

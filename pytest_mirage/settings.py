@@ -1,0 +1,170 @@
+"""Settings: every option resolved once, validated, with where each value came from.
+
+Precedence is CLI > ini (``[tool.pytest.ini_options]``, ``-o``) > built-in default; thresholds and
+gates merge their layers instead (CLI > ini > suite manifest, per rule key), see
+:mod:`pytest_mirage.rules`. Every resolved value remembers its source, so a message can say
+``--mirage-concurrency: found 0 ...`` or ``mirage_thresholds in pyproject.toml``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import defaults, options
+from .engine.scheduler import CACHE_MODES
+from .errors import ConfigError, did_you_mean
+from .langcodes import check_lang
+from .models.registry import ModelSpec, parse_model_spec
+from .rules import Rule, parse_rule
+
+JUDGE_ORDERS = ("both", "random")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The resolved settings of one run; ``sources[name]`` says where a value came from."""
+
+    models: tuple[ModelSpec, ...]
+    suites: tuple[str, ...] = ()
+    langs: frozenset[str] | None = None
+    thresholds_cli: tuple[Rule, ...] = ()
+    thresholds_ini: tuple[Rule, ...] = ()
+    gates_cli: tuple[Rule, ...] = ()
+    gates_ini: tuple[Rule, ...] = ()
+    metrics: tuple[str, ...] | None = None
+    report: Path | None = None
+    markdown: Path | None = None
+    html: Path | None = None
+    record: Path | None = None
+    seed: int = defaults.SEED
+    cache_dir: Path | None = None
+    cache_mode: str = defaults.CACHE_MODE
+    concurrency: int = defaults.CONCURRENCY
+    suite_stats: bool = False
+    leaderboard: bool = True
+    judge: ModelSpec | None = None
+    judge_queries: int = defaults.JUDGE_QUERIES
+    judge_order: str = defaults.JUDGE_ORDER
+    tournaments: int = defaults.TOURNAMENTS
+    train_surrogate: bool = False
+    surrogate_features: tuple[str, ...] | None = None
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+    def source(self, name: str) -> str:
+        return self.sources.get(name, "default")
+
+    @property
+    def rules_cli_ini(self) -> tuple[Rule, ...]:
+        return (*self.thresholds_cli, *self.thresholds_ini, *self.gates_cli, *self.gates_ini)
+
+    @property
+    def writes_reports(self) -> bool:
+        return self.report is not None or self.markdown is not None or self.html is not None
+
+
+def parse_int(raw: Any, source: str, minimum: int | None = None) -> int:
+    """An integer option value; ``source`` names it in the message."""
+    try:
+        val = int(raw)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{source}: found {raw!r}; expected an integer") from None
+    if minimum is not None and val < minimum:
+        raise ConfigError(f"{source}: found {val}; expected an integer >= {minimum}")
+    return val
+
+
+def _names(raw: Any) -> tuple[str, ...]:
+    return tuple(x.strip() for x in str(raw).split(",") if x.strip())
+
+
+def _rules(raw: options.Raw | None, gate: bool) -> tuple[Rule, ...]:
+    if raw is None:
+        return ()
+    return tuple(parse_rule(v, gate=gate, source=raw.source) for v in raw.value if str(v).strip())
+
+
+def _choice(raw: options.Raw, choices: tuple[str, ...]) -> str:
+    value = str(raw.value)
+    if value not in choices:
+        raise ConfigError(f"{raw.source}: found {value!r}; expected one of {', '.join(choices)}."
+                          f"{did_you_mean(value, choices)}")
+    return value
+
+
+def resolve(config: Any) -> Settings:
+    """Read every option once; raises ConfigError (a usage error) naming the bad value and its source."""
+    sources: dict[str, str] = {}
+
+    def get(flag: str) -> options.Raw:
+        raw = options.get(config, flag)
+        sources[options.BY_FLAG[flag].name] = raw.source
+        return raw
+
+    model_defaults: dict[str, Any] = {}
+    base_url = get("--mirage-openai-base-url")
+    if base_url.value:
+        model_defaults["base_url"] = base_url.value
+    concurrency_raw = get("--mirage-concurrency")
+    concurrency = parse_int(concurrency_raw.value, concurrency_raw.source, minimum=1)
+    model_defaults["concurrency"] = concurrency
+    specs = tuple(parse_model_spec(m, model_defaults) for m in get("--mirage-model").value)
+    seen: set[str] = set()
+    for s in specs:
+        if s.raw in seen:
+            raise ConfigError(f"--mirage-model {s.raw!r} is given twice")
+        seen.add(s.raw)
+
+    langs_raw = get("--mirage-lang")
+    langs = None
+    if langs_raw.value:
+        langs = frozenset(_names(langs_raw.value))
+        for lang in sorted(langs):
+            if err := check_lang(lang):
+                raise ConfigError(f"{langs_raw.source}: {err}")
+
+    rules: dict[str, tuple[Rule, ...]] = {}
+    for flag, gate in (("--mirage-threshold", False), ("--mirage-gate", True)):
+        opt = options.BY_FLAG[flag]
+        rules[f"{opt.name}_cli"] = _rules(options.cli_value(config, opt), gate)
+        rules[f"{opt.name}_ini"] = _rules(options.ini_value(config, opt), gate)
+
+    judge_raw = get("--mirage-judge")
+    train = get("--mirage-train-surrogate")
+    if train.value and not judge_raw.value:
+        raise ConfigError("--mirage-train-surrogate needs a judge: add --mirage-judge SPEC (answers and judge "
+                          "calls are cached, so re-running costs nothing)")
+    metrics = get("--mirage-metrics")
+    features = get("--mirage-surrogate-features")
+    cache = get("--mirage-cache")
+    cache_dir = Path(str(cache.value))
+    if not cache_dir.is_absolute() and not cache.from_cli:
+        cache_dir = Path(str(config.rootpath)) / cache_dir  # the default and ini values: rootdir-relative
+    seed = get("--mirage-seed")
+    jq = get("--mirage-judge-queries")
+    tn = get("--mirage-tournaments")
+
+    def path(flag: str) -> Path | None:
+        value = get(flag).value
+        return Path(value) if value else None
+
+    return Settings(
+        models=specs, suites=tuple(get("--mirage-suite").value or ()), langs=langs,
+        thresholds_cli=rules["threshold_cli"], thresholds_ini=rules["threshold_ini"],
+        gates_cli=rules["gate_cli"], gates_ini=rules["gate_ini"],
+        metrics=_names(metrics.value) if metrics.value else None,
+        report=path("--mirage-report"), markdown=path("--mirage-markdown"), html=path("--mirage-html"),
+        record=path("--mirage-record"), seed=parse_int(seed.value, seed.source),
+        cache_dir=cache_dir, cache_mode=_choice(get("--mirage-cache-mode"), CACHE_MODES),
+        concurrency=concurrency, suite_stats=bool(get("--mirage-suite-stats").value),
+        leaderboard=not get("--mirage-no-leaderboard").value,
+        judge=parse_model_spec(judge_raw.value, model_defaults) if judge_raw.value else None,
+        judge_queries=parse_int(jq.value, jq.source, minimum=1),
+        judge_order=_choice(get("--mirage-judge-order"), JUDGE_ORDERS),
+        tournaments=parse_int(tn.value, tn.source, minimum=defaults.MIN_TOURNAMENTS),
+        train_surrogate=bool(train.value),
+        surrogate_features=_names(features.value) if features.value else None,
+        sources=sources,
+    )
