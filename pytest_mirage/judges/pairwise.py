@@ -8,7 +8,6 @@ Nothing here talks to a model directly, so every step is a pure function of its 
 
 from __future__ import annotations
 
-import hashlib
 import random
 import re
 from collections import defaultdict
@@ -21,6 +20,7 @@ from typing import Any, Literal, Protocol, get_args, runtime_checkable
 from ..arena.bt import Battle
 from ..errors import ConfigError, ModelError
 from ..prompts import MAX_PASSAGE_CHARS
+from ..seeding import seeded_rng
 from ..suites.model import Case, Passage
 
 Verdict = Literal["A", "B", "C", "unparseable", "error"]
@@ -130,8 +130,7 @@ class Matchup:
 def _rng(seed: int, *parts: str) -> random.Random:
     # derived from the key, not from draw order: the same query gets the same sample and order
     # whatever else is in the run, on every machine and every xdist worker
-    digest = hashlib.sha256("\x1f".join((str(seed), *parts)).encode()).digest()
-    return random.Random(int.from_bytes(digest[:8], "big"))
+    return seeded_rng("\x1f".join((str(seed), *parts)))
 
 
 def sample_cases(cases: Iterable[Case], *, per_group: int = DEFAULT_QUERIES_PER_GROUP,

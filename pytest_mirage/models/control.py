@@ -6,15 +6,15 @@ it breaks. Every control is deterministic (seeded by the case id).
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Mapping
 
 from ..errors import ConfigError
 from ..retrieval import corpus_map, index_for
+from ..seeding import seeded_rng
 from ..suites.model import Case, Passage
+from ..text.tokenize import split_sentences
 from .base import Answer, ModelRequest, OfflineModel
-from .extractive import split_sentences
 from .registry import ModelSpec
 
 CONTROLS = ("oracle", "wrong-language", "no-citations", "random-passages")
@@ -29,8 +29,7 @@ _WRONG = {
 
 
 def _rng(case: Case, salt: str) -> random.Random:
-    seed = int.from_bytes(hashlib.sha256(f"{salt}/{case.suite}/{case.id}".encode()).digest()[:8], "big")
-    return random.Random(seed)
+    return seeded_rng(f"{salt}/{case.suite}/{case.id}")
 
 
 def _reference(case: Case, pool: Mapping[str, Passage]) -> str:

@@ -9,24 +9,14 @@ The answer uses the MIRAGE output format ``##Reason: ... ##Answer: ...`` with ``
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 
 from ..retrieval import index_for, terms
 from ..suites.model import Passage
+from ..text.tokenize import split_sentences
 from .base import Answer, ModelRequest, OfflineModel
 from .registry import ModelSpec
-
-# sentence ends: Latin/Cyrillic, Devanagari/Bengali danda, CJK, Arabic/Persian, Khmer khan, Ethiopic
-_SENT_RE = re.compile(r"(?<=[.!?。！？؟।॥።។៕])\s*|\n+")
-
-
-def split_sentences(text: str, lang: str) -> list[str]:
-    parts = [s.strip() for s in _SENT_RE.split(text) if s and s.strip()]
-    if lang == "th":  # Thai separates sentences with spaces
-        parts = [p for s in parts for p in re.split(r"\s+", s) if p]
-    return parts
 
 
 class ExtractiveModel(OfflineModel):
