@@ -1,0 +1,91 @@
+"""Per-item cost of the plugin's item loop, against a bare parametrized pytest module of the same size.
+
+Builds a suite of N cases on disk (the bundled mirage-mini cases cycled under new ids; 11,195 is the
+size of the MIRAGE-Bench test set) and runs, in subprocesses, serially:
+
+* ``pytest SUITE --mirage-model control:oracle`` and ``--mirage-model extractive`` (every item:
+  answer, all default metrics, thresholds; the session end: leaderboard, gates),
+* ``pytest test_bare.py`` with ``@pytest.mark.parametrize("i", range(N))`` and an empty body,
+
+at 1x, 2x and 4x of ``--cases``, and prints the CPU seconds (user + system of the child) per item
+of each. The item loop is linear when the cost per item stays flat across sizes.
+
+    python benchmarks/bench_items.py [--cases 11195] [--scales 1,2,4] [--models control:oracle,extractive]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def build_suite(folder: Path, n: int) -> None:
+    src: list[dict[str, object]] = []
+    for f in sorted((ROOT / "suites" / "mirage-mini" / "cases").glob("*.jsonl")):
+        src += [json.loads(x) for x in f.read_text(encoding="utf-8").splitlines() if x.strip()]
+    folder.mkdir(parents=True)
+    (folder / "suite.toml").write_text(f'[suite]\nname = "items-{n}"\nmode = "oracle"\ncases = ["cases.jsonl"]\n')
+    with (folder / "cases.jsonl").open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            case = dict(src[i % len(src)])
+            case["id"] = f"{case['id']}-{i}"
+            fh.write(json.dumps(case, ensure_ascii=False) + "\n")
+
+
+def cpu_of(cmd: list[str], cwd: Path) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of one child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--cases", type=int, default=11195)
+    ap.add_argument("--scales", default="1,2,4")
+    ap.add_argument("--models", default="control:oracle,extractive")
+    args = ap.parse_args()
+    scales = [int(x) for x in args.scales.split(",")]
+    models = [m for m in args.models.split(",") if m]
+    base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for scale in scales:
+            n = args.cases * scale
+            work = Path(tmp) / f"x{scale}"
+            build_suite(work / "suite", n)
+            (work / "test_bare.py").write_text(f"import pytest\n\n@pytest.mark.parametrize('i', range({n}))\n"
+                                               "def test_bare(i):\n    pass\n")
+            (work / "pytest.ini").write_text("[pytest]\n")
+            bare_cpu, bare_wall = cpu_of([*base, "test_bare.py", "-p", "no:mirage"], work)
+            row = {"n": n, "bare": bare_cpu / n * 1000}
+            for model in models:
+                cpu, wall = cpu_of([*base, "suite", f"--mirage-model={model}", "--mirage-no-leaderboard"], work)
+                row[model] = cpu / n * 1000
+                row[f"{model} wall"] = wall
+            rows.append(row)
+            print(f"n={n}: bare {row['bare']:.3f} ms/item; " + "; ".join(
+                f"{m} {row[m]:.3f} ms/item ({row[m] / row['bare']:.2f}x bare, {row[f'{m} wall']:.0f} s wall)"
+                for m in models), flush=True)
+    print("\n| cases | bare module | " + " | ".join(models) + " |")
+    print("|---:|---:|" + "---:|" * len(models))
+    for r in rows:
+        cells = " | ".join(f"{r[m]:.3f} ms ({r[m] / r['bare']:.2f}x)" for m in models)
+        print(f"| {r['n']:,} | {r['bare']:.3f} ms | {cells} |")
+
+
+if __name__ == "__main__":
+    main()

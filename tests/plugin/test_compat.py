@@ -1,0 +1,45 @@
+"""The one use of another plugin's internals (pytest_mirage/compat.py) still works.
+
+Under xdist a worker answers the items queued for it in one engine call; when xdist's internals
+change, compat falls back to one item at a time. This test fails loudly when that happens, by
+counting how many engine calls a worker made for its items.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("xdist")
+
+CONFTEST = '''
+import pytest_mirage.engine.scheduler as scheduler
+
+_real = scheduler.run_requests
+calls = []
+
+def counting(adapter, requests, settings=None):
+    calls.append(len(requests))
+    return _real(adapter, requests, settings)
+
+def pytest_configure(config):
+    import pytest_mirage.run.answering as answering
+    answering.run_requests = counting
+
+def pytest_sessionfinish(session):
+    if hasattr(session.config, "workerinput"):
+        with open(f"calls-{session.config.workerinput['workerid']}.txt", "w") as fh:
+            fh.write(" ".join(map(str, calls)))
+'''
+
+
+def test_xdist_workers_answer_their_queued_items_in_few_engine_calls(pytester: pytest.Pytester,
+                                                                      demo_suite: Path) -> None:
+    pytester.makeconftest(CONFTEST)
+    res = pytester.runpytest_subprocess("demo", "-n", "2", "-p", "no:cacheprovider")
+    res.assert_outcomes(passed=6)
+    batches = [int(x) for f in pytester.path.glob("calls-gw*.txt") for x in f.read_text().split()]
+    assert sum(batches) == 6, batches  # every item answered once, by exactly one worker
+    # one engine call per item would mean xdist's queue is no longer readable (see compat.py)
+    assert max(batches) > 1, f"each worker answered one item per engine call: {batches}"
