@@ -69,7 +69,7 @@ def vector(values: ArrayLike, name: str) -> NDArray[np.float64]:
     bad = ~np.isfinite(arr)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise StatsError(f"{name}[{i}] = {arr[i]!r} is not a finite number; drop null values "
+        raise StatsError(f"{name}[{i}] = {float(arr[i])!r} is not a finite number; drop null values "
                          "before computing a statistic (a null is not a 0)")
     return arr
 
