@@ -167,7 +167,7 @@ def test_parse_regression_gate() -> None:
                          ("x.pass_rate drop <= 1", "never fail")]:
         with pytest.raises(StatsError, match=message):
             parse_regression_gate(bad)
-    with pytest.raises(StatsError, match="lower-is-better, so a regression is a rise; write 'latency.mean rise <= 0.5'"):
+    with pytest.raises(StatsError, match=r"lower-is-better, so a regression is a rise; write 'latency\.mean rise <= 0\.5'"):
         parse_regression_gate("latency drop <= 0.5", higher_is_better=False)
 
 
