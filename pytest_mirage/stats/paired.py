@@ -370,15 +370,17 @@ def compare_runs(baseline: Iterable[Any], candidate: Iterable[Any], *,
                 if wanted is not None and name not in wanted:
                     continue
                 bv, cv = bvals.get(name), cvals.get(name)
+                if not bv or not cv:
+                    for lang in langs:
+                        unpaired[(suite, lang, model, name, stat)] += 1
+                    continue
+                bm, cm = _mean(bv), _mean(cv)
                 for lang in langs:
                     gk = (suite, lang, model, name, stat)
-                    if not bv or not cv:
-                        unpaired[gk] += 1
-                        continue
-                    bm, cm = _mean(bv), _mean(cv)
                     diffs[gk].append(cm - bm)
-                    sides[gk][0].append(bm)
-                    sides[gk][1].append(cm)
+                    pair = sides[gk]
+                    pair[0].append(bm)
+                    pair[1].append(cm)
     arrays = {k: np.asarray(v, dtype=np.float64) for k, v in diffs.items()}
     cis = bootstrap_mean_cis(arrays, n_boot=b, seed=seed, alpha=a)
     rows: list[ComparisonRow] = []
