@@ -12,6 +12,7 @@ docs/performance.md.
    with 500 cases when the true drop is 5 points and when there is none.
 3. PPI simulation (200 seeded runs): coverage of the PPI, judge-only and labels-only intervals with
    a judge biased by +0.1.
+4. A surrogate file at the evaluation-cost limit: load and rank 100 models.
 """
 
 from __future__ import annotations
@@ -137,6 +138,49 @@ def ppi_simulation(runs: int) -> dict[str, Any]:
     return out
 
 
+def surrogate_at_the_limit(tmp: str) -> dict[str, float]:
+    """A forest as expensive as a file may be: trees of depth 20 (a chain) summing to the
+    MAX_EVAL_STEPS limit, on 25 training models; time to load it and rank 100 new models."""
+    from pytest_mirage.arena import surrogate as sm
+
+    depth = 20
+    n_trees = sm.MAX_EVAL_STEPS // depth
+    models = [f"m{i:02d}" for i in range(25)]
+    strengths = {m: float(i) / 10 for i, m in enumerate(models)}
+    # node 2k is inner (x0 <= k/depth ?), its left child 2k+1 a leaf, its right child the next inner
+    left, right, feature, threshold, value = [], [], [], [], []
+    for k in range(depth):
+        left.append(2 * k + 1)
+        right.append(2 * k + 2)
+        feature.append(0)
+        threshold.append(k / depth)
+        value.append(1.0)
+        left.append(-1)
+        right.append(-1)
+        feature.append(-1)
+        threshold.append(0.0)
+        value.append(k / 10)
+    left.append(-1)
+    right.append(-1)
+    feature.append(-1)
+    threshold.append(0.0)
+    value.append(2.0)
+    tree = {"left": left, "right": right, "feature": feature, "threshold": threshold, "value": value}
+    doc = {"format": sm.FORMAT, "version": sm.FORMAT_VERSION, "created": "2025-01-01T00:00:00+00:00",
+           "judge": "j", "suite": "s", "lang": "hi", "features": ["f"],
+           "training": {"models": models, "strengths": strengths, "features": {m: {"f": 0.5} for m in models}},
+           "health": None, "judge_reliability": None, "params": {},
+           "forest": {"kind": "random_forest_regressor", "trees": [tree] * n_trees}}
+    path = os.path.join(tmp, "limit.json")
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh)
+    new = {f"new{i}": {"f": float(v)} for i, v in enumerate(np.linspace(0, 1, 100))}
+    load_s = best_of(lambda: sm.load_surrogate(path, suite="s", lang="hi"), repeat=3)
+    sur = sm.load_surrogate(path)
+    rank_s = best_of(lambda: sur.rank(new), repeat=3)
+    return {"trees": n_trees, "bytes": os.path.getsize(path), "load_s": load_s, "rank_100_models_s": rank_s}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="40 simulation runs instead of 200")
@@ -170,6 +214,13 @@ def main() -> None:
     for r in figures["ppi"]["by_labels"]:
         print(f"  {r['n_labels']} labels: coverage {r['ppi']:.1%}, width {r['ppi_width']:.4f} "
               f"(labels only {r['labels_only_width']:.4f})")
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        figures["surrogate_limit"] = surrogate_at_the_limit(tmp)
+    sl = figures["surrogate_limit"]
+    print(f"\nsurrogate at the evaluation-cost limit ({sl['trees']} trees of depth 20, {sl['bytes']:,} bytes): "
+          f"load {sl['load_s']:.2f} s, rank 100 models {sl['rank_100_models_s']:.2f} s")
     figures["wall_s"] = time.perf_counter() - start
     print(f"\n{figures['wall_s']:.0f} s; load average {figures['load']:.1f} before the run; "
           f"python {figures['python']}, numpy {figures['numpy']}, {figures['cpus']} cpus")

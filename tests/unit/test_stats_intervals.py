@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -153,3 +155,10 @@ def test_detectable_effects_per_group() -> None:
     assert got[("s", "sw")].sigma == 0.05  # a constant metric is floored, not "detects anything"
     rows = sample_size_table()
     assert {"sigma": 0.35, "effect": 0.05, "cases": 385} in rows
+
+
+def test_the_statistics_core_imports_neither_pytest_nor_scipy() -> None:
+    code = ("import sys, pytest_mirage.stats, pytest_mirage.stats.simulate; "
+            "print(sorted(m for m in ('pytest', 'scipy', '_pytest', 'sklearn') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -218,6 +218,9 @@ def test_regression_gate_tests_the_drop_beyond_the_allowance_with_holm() -> None
     # a gate on one language only tests that language (family of 1)
     (only,) = evaluate_regression_gates(comp, [parse_regression_gate("x.mean@sw drop <= 0")])
     assert only.lang == "sw" and only.family == 1 and only.p_adjusted == pytest.approx(raw["sw"])
+    # @all: the languages pooled (the leaderboard's "all" rows)
+    (pooled,) = evaluate_regression_gates(comp, [parse_regression_gate("x@all drop <= 0")])
+    assert pooled.lang == "all" and pooled.n == 120 and pooled.worsening == pytest.approx(0.03)
 
 
 def test_holm_can_turn_a_marginal_failure_into_a_pass() -> None:
