@@ -243,6 +243,8 @@ def load_labels(path: str | Path, *, suite: str | None = None, cases: Collection
         line = raw[:exc.start].count(b"\n") + 1
         raise LabelError(f"not UTF-8 (byte 0x{raw[exc.start]:02x}); save the file as UTF-8", where, line) from None
     labels = parse_labels(text, where, fmt=fmt)
+    checks = [(None if known is None else frozenset(known), what)
+              for known, what in ((cases, "case"), (models, "model"), (metrics, "metric"))]
     seen: dict[tuple[str, str, str], int] = {}
     for lb in labels:
         if lb.key in seen:
@@ -250,8 +252,7 @@ def load_labels(path: str | Path, *, suite: str | None = None, cases: Collection
                              f"(first on line {seen[lb.key]}); keep one label per case, model and metric "
                              "(average several annotators first)", where, lb.line)
         seen[lb.key] = lb.line
-        for value, known, what in ((lb.case_id, cases, "case"), (lb.model, models, "model"),
-                                   (lb.metric, metrics, "metric")):
+        for value, (known, what) in zip((lb.case_id, lb.model, lb.metric), checks, strict=True):
             if known is not None and value not in known:
                 raise LabelError(f"unknown {what} {value!r}{did_you_mean(value, known)}", where, lb.line)
     return LabelSet(tuple(labels), where, suite)
