@@ -11,12 +11,23 @@ the arena leaderboard without paying for the LLM judge.
   all models (Table 2). A cross-validated tau/R² (every model predicted while held out, against
   the full-data strengths) is reported as well: it is the figure that says how well the surrogate
   ranks models it has never seen.
+* Health decision (:func:`health_decision`): whether a surrogate is fit to be saved and to gate a
+  run, from its cross-validated tau / R² and the pairwise judge's reliability (position bias,
+  swap consistency), with the reasons. Thresholds in :class:`HealthThresholds` (docs/statistics.md).
+* A surrogate file is untrusted input: its size, nesting, integers, node counts, depth, values and
+  total evaluation cost are checked before it is parsed or evaluated, and every problem is a
+  :class:`SurrogateError` naming the file (never an ``OverflowError`` or ``RecursionError``).
+  ``load_surrogate(path, suite=..., lang=...)`` also checks that the file belongs to that suite.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import re
+import stat
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -35,6 +46,25 @@ FORMAT_VERSION = 1
 DEFAULT_TREES = 100
 DEFAULT_HEALTH_TOURNAMENTS = 100
 RETRAIN_HINT = "retrain it with --mirage-train-surrogate"
+
+# Limits on a surrogate file, checked before it is parsed or evaluated. A forest trained on M
+# models has at most 2M - 1 nodes per tree (one leaf per distinct training row); MIRAGE-sized
+# surrogates (19 models, 100 trees) are ~0.3 MB with depth <= 12.
+MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_NESTING = 16  # the format nests 5 deep
+MAX_TREES = 1000
+MAX_MODELS = 10_000
+MAX_FEATURES = 1000
+MAX_TOTAL_NODES = 2_000_000
+MAX_DEPTH = 128
+# sum of tree depths: one prediction costs about this many vectorised steps (~20 us each)
+MAX_EVAL_STEPS = 20_000
+MAX_NAME_CHARS = 500
+MAX_PARAMS = 64
+MAX_INT = 2 ** 53  # integers beyond this are not exact as floats
+MAX_ABS_FEATURE = 1e12
+MAX_ABS_STRENGTH = 1e4  # Bradley-Terry log-strengths are within +-20 with the default ridge
+FLOAT32_MAX = 3.4028234663852886e38
 
 Features = Mapping[str, Mapping[str, float]]  # model -> feature -> per-model mean value
 
@@ -86,9 +116,15 @@ def feature_matrix(features: Features, models: Sequence[str], names: Sequence[st
                 f"{sorted(row)}). Compute those metrics in this run (they must not be null on every "
                 "case), or choose a feature set without them")
         for j, n in enumerate(names):
-            v = float(row[n])
+            try:
+                v = float(row[n])
+            except OverflowError:
+                v = math.inf
             if not math.isfinite(v):
                 raise SurrogateError(f"{where}: model {model!r}, feature {n!r} = {row[n]!r} is not finite")
+            if abs(v) > FLOAT32_MAX:
+                raise SurrogateError(f"{where}: model {model!r}, feature {n!r} = {v!r} is beyond the float32 "
+                                     "range the forest compares in")
             x[i, j] = v
     return x
 
@@ -277,6 +313,112 @@ def surrogate_health(features: Features, battles: Iterable[Battle], *,
                            tournaments=min(len(r2s), len(taus)), holdout=k, models=m)
 
 
+# ---------------------------------------------------------------- health decision
+
+
+@dataclass(frozen=True, slots=True)
+class HealthThresholds:
+    """When a surrogate is fit to be saved and to gate a run (see docs/statistics.md).
+
+    ``min_tau_cv``: cross-validated Kendall tau (every model ranked while held out) must reach
+    this; a surrogate on informative features reaches 0.79-0.95 in the arena simulation
+    (docs/arena.md), one on unrelated features -0.25..-0.14. ``min_r2_cv``: a cross-validated R²
+    below 0 predicts held-out models worse than their mean strength. ``max_position_rate``: the
+    judge may pick either presentation position in at most this share of its decisive verdicts
+    (an unbiased judge is near 0.5; "always [[A]]" is 1.0). ``min_swap_consistency``: share of
+    pairs judged in both orders where the same model won; a judge that follows the position scores
+    near 0, a coin flip 0.5. The judge figures decide only over at least ``min_judged`` verdicts
+    (decisive ones for the position rate, swapped pairs for consistency); below that they warn.
+    """
+
+    min_tau_cv: float = 0.5
+    min_r2_cv: float = 0.0
+    max_position_rate: float = 0.85
+    min_swap_consistency: float = 0.4
+    min_judged: int = 20
+    min_models: int = 6
+
+
+DEFAULT_HEALTH_THRESHOLDS = HealthThresholds()
+
+
+@dataclass(frozen=True, slots=True)
+class HealthDecision:
+    """``healthy`` is False when any ``reasons`` apply; ``warnings`` are figures too thin or
+    missing to decide on (they do not make a surrogate unhealthy)."""
+
+    healthy: bool
+    reasons: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        head = "healthy" if self.healthy else "unhealthy: " + "; ".join(self.reasons)
+        return head + ("" if not self.warnings else " (note: " + "; ".join(self.warnings) + ")")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"healthy": self.healthy, "reasons": list(self.reasons), "warnings": list(self.warnings)}
+
+
+def _figure(source: Any, name: str) -> Any:
+    if source is None:
+        return None
+    if isinstance(source, Mapping):
+        return source.get(name)
+    return getattr(source, name, None)
+
+
+def health_decision(health: SurrogateHealth | Mapping[str, Any] | None, reliability: Any = None, *,
+                    thresholds: HealthThresholds = DEFAULT_HEALTH_THRESHOLDS) -> HealthDecision:
+    """Decide whether a surrogate may be saved and used to gate, and say why not.
+
+    ``health``: its :class:`SurrogateHealth` (or the ``health`` object of a file or report);
+    ``reliability``: the pairwise judge's ``JudgeReliability`` or its JSON (``position_a_rate``,
+    ``swap_consistency``, ``decided``, ``ties``, ``swap_pairs``), None when unknown.
+    """
+    t = thresholds
+    reasons: list[str] = []
+    warnings: list[str] = []
+    tau, r2 = _figure(health, "tau_cv"), _figure(health, "r2_cv")
+    if health is None or tau is None or r2 is None:
+        reasons.append("no cross-validated health figures (tau_cv, r2_cv): the surrogate's ranking of unseen "
+                       f"models is unknown; {RETRAIN_HINT}")
+    else:
+        if not float(tau) >= t.min_tau_cv:
+            reasons.append(f"cross-validated Kendall tau {float(tau):.2f} < {t.min_tau_cv:.2f}: it does not rank "
+                           "models it was not trained on (are the features related to quality?)")
+        if not float(r2) >= t.min_r2_cv:
+            reasons.append(f"cross-validated R² {float(r2):.2f} < {t.min_r2_cv:.2f}: it predicts held-out models "
+                           "worse than their average strength")
+        models = _figure(health, "models")
+        if isinstance(models, int) and models < t.min_models:
+            warnings.append(f"health figures rest on {models} models; tau and R² over fewer than "
+                            f"{t.min_models} models are coarse")
+    if reliability is None:
+        warnings.append("judge reliability unknown (position bias and swap consistency not checked)")
+    else:
+        rate = _figure(reliability, "position_a_rate")
+        decided, ties = _figure(reliability, "decided"), _figure(reliability, "ties")
+        decisive = decided - ties if isinstance(decided, int) and isinstance(ties, int) else None
+        if rate is not None and (decisive is None or decisive >= t.min_judged):
+            top = max(float(rate), 1.0 - float(rate))
+            if top > t.max_position_rate:
+                pos = "first" if float(rate) >= 0.5 else "second"
+                reasons.append(f"the judge picked the answer shown {pos} in {top:.0%} of its decisive verdicts "
+                               f"(position bias; at most {t.max_position_rate:.0%} allowed): its battles rank "
+                               "presentation order, not answers")
+        elif rate is not None:
+            warnings.append(f"position bias measured on only {decisive} decisive verdicts")
+        swap, pairs = _figure(reliability, "swap_consistency"), _figure(reliability, "swap_pairs")
+        if swap is None:
+            warnings.append("swap consistency not measured (no pair judged in both orders; use order=both)")
+        elif isinstance(pairs, int) and pairs < t.min_judged:
+            warnings.append(f"swap consistency measured on only {pairs} pairs")
+        elif float(swap) < t.min_swap_consistency:
+            reasons.append(f"swap consistency {float(swap):.2f} < {t.min_swap_consistency:.2f}: the judge's verdict "
+                           "changes when the two answers swap places")
+    return HealthDecision(not reasons, tuple(reasons), tuple(warnings))
+
+
 # ---------------------------------------------------------------- the surrogate
 
 
@@ -306,10 +448,16 @@ class Surrogate:
     health: SurrogateHealth | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     source: str = "<memory>"  # where it was loaded from, for error messages
+    # the pairwise judge's reliability figures when it was trained (JudgeReliability.to_json())
+    judge_reliability: Mapping[str, float | int | None] | None = None
 
     @property
     def training_models(self) -> tuple[str, ...]:
         return tuple(sorted(self.training_strengths))
+
+    def decision(self, thresholds: HealthThresholds = DEFAULT_HEALTH_THRESHOLDS) -> HealthDecision:
+        """:func:`health_decision` from the health and judge figures stored with the surrogate."""
+        return health_decision(self.health, self.judge_reliability, thresholds=thresholds)
 
     def predict(self, features: Features) -> dict[str, float]:
         """``surrogate_score`` per model of ``features``; every trained feature must be present."""
@@ -353,41 +501,60 @@ class Surrogate:
                          "features": {m: {n: self.training_features[m][n] for n in self.features}
                                       for m in self.training_models}},
             "health": None if self.health is None else self.health.to_json(),
+            "judge_reliability": None if self.judge_reliability is None else dict(self.judge_reliability),
             "params": dict(self.params),
             "forest": {"kind": "random_forest_regressor", "trees": [t.to_json() for t in self.trees]},
         }
 
     def save(self, path: str | Path) -> None:
-        """Write the surrogate as JSON (data only; loading never executes code)."""
-        text = json.dumps(self.to_json(), ensure_ascii=False, allow_nan=False, indent=1)
-        Path(path).write_text(text + "\n", encoding="utf-8")
+        """Write the surrogate as JSON (data only; loading never executes code). The file is
+        written next to its destination and renamed into place, so a crash or a full disk never
+        leaves a truncated surrogate behind."""
+        text = json.dumps(self.to_json(), ensure_ascii=False, allow_nan=False, indent=1) + "\n"
+        dest = Path(path)
+        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, dest)
+        finally:
+            tmp.unlink(missing_ok=True)
 
     @classmethod
-    def load(cls, path: str | Path) -> Surrogate:
-        """Read and validate a surrogate file written by :meth:`save`."""
+    def load(cls, path: str | Path, *, suite: str | None = None, lang: str | None = None) -> Surrogate:
+        """Read and validate a surrogate file written by :meth:`save`.
+
+        ``suite``/``lang``: the suite and language it is about to be used for; a file trained for
+        another suite or language (or carrying no identity) is refused.
+        """
         p = Path(path)
-        try:
-            raw = p.read_bytes()
-        except OSError as exc:
-            raise SurrogateError(f"{p}: cannot read the surrogate file ({exc}); {RETRAIN_HINT}") from exc
-        try:
-            data = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
-        except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
-            raise SurrogateError(f"{p}: not valid surrogate JSON ({exc}); {RETRAIN_HINT}") from exc
-        return cls.from_json(data, source=str(p))
+        data = _read_json(p)
+        return cls.from_json(data, source=str(p), suite=suite, lang=lang)
 
     @classmethod
-    def from_json(cls, data: Any, *, source: str = "<json>") -> Surrogate:
-        return _parse(data, source)
+    def from_json(cls, data: Any, *, source: str = "<json>", suite: str | None = None,
+                  lang: str | None = None) -> Surrogate:
+        try:
+            sur = _parse(data, source)
+        except SurrogateError:
+            raise
+        except (ArithmeticError, LookupError, TypeError, ValueError, RecursionError) as exc:
+            # every check above should have caught it; never let a tampered file end the session
+            raise SurrogateError(f"{source}: cannot use the surrogate file ({type(exc).__name__}: {exc}); "
+                                 f"{RETRAIN_HINT}") from exc
+        _check_identity(sur, source, suite, lang)
+        return sur
 
 
 def train_surrogate(features: Features, strengths: Mapping[str, float], *,
                     feature_names: Sequence[str] | None = None, n_estimators: int = DEFAULT_TREES,
                     seed: int = 0, judge: str = "", suite: str | None = None, lang: str | None = None,
-                    health: SurrogateHealth | None = None, created: str | None = None) -> Surrogate:
+                    health: SurrogateHealth | None = None, created: str | None = None,
+                    judge_reliability: Mapping[str, float | int | None] | None = None) -> Surrogate:
     """Fit the forest from per-model mean ``features`` to BT ``strengths`` (one entry per model).
 
     The training models are the keys of ``strengths``; each needs every chosen feature.
+    ``judge_reliability`` (the pairwise judge's ``JudgeReliability.to_json()``) is stored with the
+    surrogate so that :meth:`Surrogate.decision` can repeat the health decision when it is loaded.
     """
     models = sorted(strengths)
     if len(models) < 2:
@@ -403,14 +570,93 @@ def train_surrogate(features: Features, strengths: Mapping[str, float], *,
         training_features={m: {n: float(x[i, j]) for j, n in enumerate(names)} for i, m in enumerate(models)},
         training_strengths={m: float(y[i]) for i, m in enumerate(models)},
         created=created or datetime.now(UTC).isoformat(timespec="seconds"), judge=judge, suite=suite,
-        lang=lang, health=health, params={"n_estimators": n_estimators, "seed": seed})
+        lang=lang, health=health, params={"n_estimators": n_estimators, "seed": seed},
+        judge_reliability=None if judge_reliability is None else dict(judge_reliability))
 
 
 # ---------------------------------------------------------------- loading (strict validation)
 
+# a JSON string literal, unrolled so that the regex engine does not backtrack per character
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_OPEN = {ord("["), ord("{")}
+_CLOSE = {ord("]"), ord("}")}
+# characters that must not reach a terminal or a report from a name in the file
+_BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _fail(source: str, message: str) -> SurrogateError:
+    return SurrogateError(f"{source}: {message}; {RETRAIN_HINT}")
+
+
+def _read_json(p: Path) -> Any:
+    """Read and decode a surrogate file with every size check done before parsing."""
+    source = str(p)
+    try:
+        st = p.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise _fail(source, "not a regular file")
+        if st.st_size > MAX_FILE_BYTES:
+            raise _fail(source, f"the file is {st.st_size:,} bytes; a surrogate file may hold at most "
+                                f"{MAX_FILE_BYTES:,} bytes (a MIRAGE-sized one is ~0.3 MB)")
+        with p.open("rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise _fail(source, f"cannot read the surrogate file ({exc.strerror or exc})") from exc
+    if len(raw) > MAX_FILE_BYTES:
+        raise _fail(source, f"the file holds more than {MAX_FILE_BYTES:,} bytes")
+    depth = _nesting(raw)
+    if depth > MAX_NESTING:
+        raise _fail(source, f"JSON nested {depth} levels deep; the surrogate format nests at most 5 "
+                            f"(limit {MAX_NESTING})")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _fail(source, f"not valid surrogate JSON (not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset "
+                            f"{exc.start})") from exc
+    try:
+        return json.loads(text, parse_constant=_reject_constant, parse_int=_bounded_int,
+                          parse_float=_bounded_float, object_pairs_hook=_unique_keys)
+    except RecursionError as exc:  # unreachable after the nesting check; kept as a safety net
+        raise _fail(source, "JSON nested too deeply") from exc
+    except ValueError as exc:  # JSONDecodeError and the hooks' errors
+        raise _fail(source, f"not valid surrogate JSON ({exc})") from exc
+
+
+def _nesting(raw: bytes) -> int:
+    """Deepest ``[``/``{`` nesting outside string literals (numpy over the bytes, no recursion)."""
+    stripped = _JSON_STRING.sub(b'""', raw)
+    arr = np.frombuffer(stripped, dtype=np.uint8)
+    step = np.isin(arr, list(_OPEN)).astype(np.int64) - np.isin(arr, list(_CLOSE)).astype(np.int64)
+    return int(np.cumsum(step).max(initial=0))
+
 
 def _reject_constant(name: str) -> float:
     raise ValueError(f"non-finite number {name} is not allowed")
+
+
+def _bounded_int(text: str) -> int:
+    digits = text.lstrip("-")
+    if len(digits) > 16 or int(text) > MAX_INT or int(text) < -MAX_INT:
+        shown = text if len(text) <= 24 else f"{text[:12]}...({len(digits)} digits)"
+        raise ValueError(f"integer {shown} is beyond +-2^53 (not exact as a float, not an index)")
+    return int(text)
+
+
+def _bounded_float(text: str) -> float:
+    v = float(text)
+    if not math.isfinite(v):
+        shown = text if len(text) <= 24 else f"{text[:12]}..."
+        raise ValueError(f"number {shown} overflows a float")
+    return v
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"key {k!r} appears twice in one object")
+        out[k] = v
+    return out
 
 
 def _bad(source: str, where: str, found: Any, expected: str) -> SurrogateError:
@@ -429,39 +675,180 @@ def _get(obj: Mapping[str, Any], key: str, typ: type | tuple[type, ...], source:
     return val
 
 
-def _number(val: Any, source: str, where: str) -> float:
-    if isinstance(val, bool) or not isinstance(val, int | float) or not math.isfinite(float(val)):
+def _known_keys(obj: Mapping[str, Any], allowed: Sequence[str], source: str, where: str) -> None:
+    unknown = [k for k in obj if k not in allowed]
+    if unknown:
+        k = unknown[0]
+        raise SurrogateError(f"{source}: unknown field {where + k!r}{did_you_mean(k, allowed)}; a surrogate file "
+                             f"has only {', '.join(where + a for a in allowed)}; {RETRAIN_HINT}")
+
+
+def _name(val: Any, source: str, where: str) -> str:
+    if not isinstance(val, str) or not val or len(val) > MAX_NAME_CHARS:
+        raise _bad(source, where, val, f"a non-empty string of at most {MAX_NAME_CHARS} characters")
+    bad = next((c for c in val if unicodedata.category(c) == "Cc" or c in _BIDI), None)
+    if bad is not None:
+        raise _bad(source, where, val, f"printable text (found the control character U+{ord(bad):04X})")
+    return val
+
+
+def _number(val: Any, source: str, where: str, bound: float = MAX_ABS_FEATURE) -> float:
+    if isinstance(val, bool) or not isinstance(val, int | float):
         raise _bad(source, where, val, "a finite number")
-    return float(val)
+    v = float(val)  # ints are bounded by the parser (|i| <= 2^53), so this cannot overflow
+    if not math.isfinite(v) or abs(v) > bound:
+        raise _bad(source, where, val, f"a finite number within +-{bound:g}")
+    return v
 
 
-def _parse_tree(obj: Any, n_features: int, source: str, where: str) -> RegressionTree:
+def _count(val: Any, source: str, where: str, limit: int) -> int:
+    if isinstance(val, bool) or not isinstance(val, int) or not 0 <= val <= limit:
+        raise _bad(source, where, val, f"an integer in [0, {limit}]")
+    return val
+
+
+def _int_column(vals: list[Any], source: str, where: str, low: int, high: int) -> NDArray[np.int64]:
+    if not all(type(v) is int for v in vals):
+        bad = next(v for v in vals if type(v) is not int)
+        raise _bad(source, where, bad, "integers only")
+    arr = np.array(vals, dtype=np.int64)  # bounded by the parser: no overflow
+    out = (arr < low) | (arr > high)
+    if out.any():
+        i = int(np.flatnonzero(out)[0])
+        raise _bad(source, f"{where}[{i}]", int(arr[i]), f"an integer in [{low}, {high}]")
+    return arr
+
+
+def _float_column(vals: list[Any], source: str, where: str, bound: float) -> NDArray[np.float64]:
+    if not all(type(v) is float or type(v) is int for v in vals):
+        bad = next(v for v in vals if not (type(v) is float or type(v) is int))
+        raise _bad(source, where, bad, "numbers only")
+    arr = np.array(vals, dtype=np.float64)
+    out = ~(np.abs(arr) <= bound)
+    if out.any():
+        i = int(np.flatnonzero(out)[0])
+        raise _bad(source, f"{where}[{i}]", vals[i], f"a finite number within +-{bound:g}")
+    return arr
+
+
+TREE_FIELDS = ("left", "right", "feature", "threshold", "value")
+
+
+def _parse_tree(obj: Any, n_features: int, max_nodes: int, source: str, where: str) -> RegressionTree:
     if not isinstance(obj, dict):
         raise _bad(source, where, obj, "an object with left/right/feature/threshold/value lists")
-    cols = {k: _get(obj, k, list, source, where + ".") for k in ("left", "right", "feature", "threshold", "value")}
+    _known_keys(obj, TREE_FIELDS, source, where + ".")
+    cols = {k: _get(obj, k, list, source, where + ".") for k in TREE_FIELDS}
     n = len(cols["left"])
     if n == 0 or any(len(v) != n for v in cols.values()):
         raise _bad(source, where, {k: len(v) for k, v in cols.items()}, "non-empty lists of equal length")
-    ints = {}
-    for k in ("left", "right", "feature"):
-        vals = cols[k]
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
-            raise _bad(source, f"{where}.{k}", vals, "a list of integers")
-        ints[k] = np.array(vals, dtype=np.int64)
-    thr = np.array([_number(v, source, f"{where}.threshold[{i}]") for i, v in enumerate(cols["threshold"])])
-    val = np.array([_number(v, source, f"{where}.value[{i}]") for i, v in enumerate(cols["value"])])
-    left, right, feat = ints["left"], ints["right"], ints["feature"]
+    if n > max_nodes:
+        raise _bad(source, where, f"{n} nodes", f"at most {max_nodes} nodes (2 x training models - 1: a tree "
+                                                 "has at most one leaf per training model)")
+    left = _int_column(cols["left"], source, f"{where}.left", -1, n - 1)
+    right = _int_column(cols["right"], source, f"{where}.right", -1, n - 1)
+    feat = _int_column(cols["feature"], source, f"{where}.feature", -1, n_features - 1)
+    thr = _float_column(cols["threshold"], source, f"{where}.threshold", MAX_ABS_FEATURE)
+    val = _float_column(cols["value"], source, f"{where}.value", MAX_ABS_STRENGTH)
     idx = np.arange(n)
     leaf = left == -1
     # children after their parent guarantees that prediction terminates
-    ok = np.where(leaf, (right == -1) & (feat == -1),
-                  (left > idx) & (left < n) & (right > idx) & (right < n) & (feat >= 0) & (feat < n_features))
+    ok = np.where(leaf, (right == -1) & (feat == -1), (left > idx) & (right > idx) & (feat >= 0))
     if not ok.all():
         node = int(np.flatnonzero(~ok)[0])
         raise _bad(source, f"{where} node {node}",
                    {"left": int(left[node]), "right": int(right[node]), "feature": int(feat[node])},
                    f"a leaf (-1, -1, -1) or children with larger indices < {n} and a feature < {n_features}")
+    # a tree: every node but the root is the child of exactly one node
+    children = np.sort(np.concatenate([left[~leaf], right[~leaf]]))
+    if children.size != n - 1 or not np.array_equal(children, idx[1:]):
+        raise _bad(source, where, "nodes shared or unreachable", "a tree (every node but the root is the child "
+                                                                 "of exactly one node)")
     return RegressionTree(left=left, right=right, feature=feat, threshold=thr, value=val)
+
+
+def _tree_depth(tree: RegressionTree) -> int:
+    """Edges on the longest root-to-leaf path (children have larger indices, so levels terminate)."""
+    depth = 0
+    frontier = np.zeros(1, dtype=np.int64)
+    while True:
+        inner = frontier[tree.left[frontier] >= 0]
+        if inner.size == 0:
+            return depth
+        depth += 1
+        if depth > MAX_DEPTH:
+            return depth
+        frontier = np.concatenate([tree.left[inner], tree.right[inner]])
+
+
+HEALTH_INTS = ("tournaments", "holdout", "models")
+TOP_FIELDS = ("format", "version", "created", "judge", "suite", "lang", "features", "training", "health",
+              "judge_reliability", "params", "forest")
+RELIABILITY_COUNTS = ("judgments", "decided", "ties", "parse_failures", "errors", "retried", "swap_pairs",
+                      "swap_consistent")
+RELIABILITY_RATES = ("swap_consistency", "tie_rate", "parse_failure_rate", "position_a_rate")
+
+
+def _parse_health(raw: Any, source: str) -> SurrogateHealth | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise _bad(source, "health", raw, "an object or null")
+    fields = tuple(SurrogateHealth.__dataclass_fields__)
+    _known_keys(raw, fields, source, "health.")
+    kwargs: dict[str, Any] = {}
+    for f in fields:
+        if f in HEALTH_INTS:
+            kwargs[f] = _count(_get(raw, f, int, source, "health."), source, f"health.{f}", 10_000_000)
+        elif f.startswith("tau"):
+            v = _number(raw.get(f), source, f"health.{f}")
+            if not -1.0 <= v <= 1.0:
+                raise _bad(source, f"health.{f}", v, "a Kendall tau in [-1, 1]")
+            kwargs[f] = v
+        else:
+            v = _number(raw.get(f), source, f"health.{f}")
+            if v > 1.0:
+                raise _bad(source, f"health.{f}", v, "an R² <= 1")
+            kwargs[f] = v
+    return SurrogateHealth(**kwargs)
+
+
+def _parse_reliability(raw: Any, source: str) -> dict[str, float | int | None] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise _bad(source, "judge_reliability", raw, "an object or null")
+    _known_keys(raw, RELIABILITY_COUNTS + RELIABILITY_RATES, source, "judge_reliability.")
+    out: dict[str, float | int | None] = {}
+    for k, v in raw.items():
+        if k in RELIABILITY_COUNTS:
+            out[k] = _count(v, source, f"judge_reliability.{k}", MAX_INT)
+        elif v is None:
+            out[k] = None
+        else:
+            rate = _number(v, source, f"judge_reliability.{k}")
+            if not 0.0 <= rate <= 1.0:
+                raise _bad(source, f"judge_reliability.{k}", v, "a share in [0, 1] or null")
+            out[k] = rate
+    return out
+
+
+def _parse_params(raw: Any, source: str) -> dict[str, Any]:
+    if not isinstance(raw, dict) or len(raw) > MAX_PARAMS:
+        raise _bad(source, "params", raw, f"an object of at most {MAX_PARAMS} settings")
+    out: dict[str, Any] = {}
+    for k, v in raw.items():
+        _name(k, source, "params key")
+        if isinstance(v, str):
+            out[k] = _name(v, source, f"params.{k}") if v else v
+        elif v is None or isinstance(v, bool):
+            out[k] = v
+        elif isinstance(v, int | float):
+            _number(v, source, f"params.{k}")
+            out[k] = v
+        else:
+            raise _bad(source, f"params.{k}", v, "a string, number, true/false or null")
+    return out
 
 
 def _parse(data: Any, source: str) -> Surrogate:
@@ -472,63 +859,106 @@ def _parse(data: Any, source: str) -> Surrogate:
     version = _get(data, "version", int, source, "")
     if version != FORMAT_VERSION:
         raise _bad(source, "version", version, f"{FORMAT_VERSION} (written by another pytest-mirage version)")
+    _known_keys(data, TOP_FIELDS, source, "")
     created = _get(data, "created", str, source, "")
+    if len(created) > MAX_NAME_CHARS:
+        raise _bad(source, "created", created, "a timestamp")
     judge = _get(data, "judge", str, source, "")
+    if judge:
+        _name(judge, source, "judge")
     suite = data.get("suite")
     lang = data.get("lang")
     for key, v in (("suite", suite), ("lang", lang)):
-        if v is not None and not isinstance(v, str):
-            raise _bad(source, key, v, "a string or null")
+        if v is not None:
+            _name(v, source, key)
     names = _get(data, "features", list, source, "")
-    if not names or not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
-        raise _bad(source, "features", names, "a non-empty list of distinct feature names")
+    if not names or len(names) > MAX_FEATURES or len(set(map(repr, names))) != len(names):
+        raise _bad(source, "features", names, f"a non-empty list of at most {MAX_FEATURES} distinct feature names")
+    names = [_name(n, source, f"features[{i}]") for i, n in enumerate(names)]
     training = _get(data, "training", dict, source, "")
+    _known_keys(training, ("models", "strengths", "features"), source, "training.")
     models = _get(training, "models", list, source, "training.")
-    if len(models) < 2 or not all(isinstance(m, str) for m in models) or len(set(models)) != len(models):
-        raise _bad(source, "training.models", models, "a list of at least 2 distinct model names")
+    if not 2 <= len(models) <= MAX_MODELS or len(set(map(repr, models))) != len(models):
+        raise _bad(source, "training.models", models, f"a list of 2 to {MAX_MODELS} distinct model names")
+    models = [_name(m, source, f"training.models[{i}]") for i, m in enumerate(models)]
     raw_strengths = _get(training, "strengths", dict, source, "training.")
     raw_features = _get(training, "features", dict, source, "training.")
+    for what, obj in (("strengths", raw_strengths), ("features", raw_features)):
+        extra = sorted(set(obj) - set(models))
+        if extra:
+            raise _bad(source, f"training.{what}", f"an entry for {extra[0]!r}", "entries only for training.models")
     strengths: dict[str, float] = {}
     tfeatures: dict[str, dict[str, float]] = {}
     for m in models:
         if m not in raw_strengths:
             raise SurrogateError(f"{source}: missing field 'training.strengths.{m}'; {RETRAIN_HINT}")
-        strengths[m] = _number(raw_strengths[m], source, f"training.strengths.{m}")
+        strengths[m] = _number(raw_strengths[m], source, f"training.strengths.{m}", MAX_ABS_STRENGTH)
         row = raw_features.get(m)
         if not isinstance(row, dict):
             raise _bad(source, f"training.features.{m}", row, "an object of feature values")
+        extra = sorted(set(row) - set(names))
+        if extra:
+            raise _bad(source, f"training.features.{m}.{extra[0]}", row[extra[0]], "only the listed features")
         tfeatures[m] = {}
         for n in names:
             if n not in row:
                 raise SurrogateError(f"{source}: missing field 'training.features.{m}.{n}'; {RETRAIN_HINT}")
             tfeatures[m][n] = _number(row[n], source, f"training.features.{m}.{n}")
-    health = None
-    raw_health = data.get("health")
-    if raw_health is not None:
-        if not isinstance(raw_health, dict):
-            raise _bad(source, "health", raw_health, "an object or null")
-        kwargs: dict[str, Any] = {}
-        for f in SurrogateHealth.__dataclass_fields__:
-            if f in ("tournaments", "holdout", "models"):
-                kwargs[f] = _get(raw_health, f, int, source, "health.")
-            else:
-                kwargs[f] = _number(raw_health.get(f), source, f"health.{f}")
-        health = SurrogateHealth(**kwargs)
-    params = data.get("params", {})
-    if not isinstance(params, dict):
-        raise _bad(source, "params", params, "an object")
+    health = _parse_health(data.get("health"), source)
+    reliability = _parse_reliability(data.get("judge_reliability"), source)
+    params = _parse_params(data.get("params", {}), source)
     forest = _get(data, "forest", dict, source, "")
+    _known_keys(forest, ("kind", "trees"), source, "forest.")
     if forest.get("kind") != "random_forest_regressor":
         raise _bad(source, "forest.kind", forest.get("kind"), "'random_forest_regressor'")
     raw_trees = _get(forest, "trees", list, source, "forest.")
-    if not raw_trees:
-        raise _bad(source, "forest.trees", raw_trees, "at least one tree")
-    trees = tuple(_parse_tree(t, len(names), source, f"forest.trees[{i}]") for i, t in enumerate(raw_trees))
+    if not 1 <= len(raw_trees) <= MAX_TREES:
+        raise _bad(source, "forest.trees", f"{len(raw_trees)} trees", f"1 to {MAX_TREES} trees")
+    max_nodes = 2 * len(models) - 1
+    total = sum(len(t.get("left", ())) if isinstance(t, dict) and isinstance(t.get("left"), list) else 0
+                for t in raw_trees)
+    if total > MAX_TOTAL_NODES:
+        raise _bad(source, "forest.trees", f"{total:,} nodes in all", f"at most {MAX_TOTAL_NODES:,} nodes")
+    trees = tuple(_parse_tree(t, len(names), max_nodes, source, f"forest.trees[{i}]")
+                  for i, t in enumerate(raw_trees))
+    # leaf values are means of training strengths: outside their range means the file was edited
+    lo, hi = min(strengths.values()), max(strengths.values())
+    tol = 1e-9 * max(1.0, hi - lo, abs(lo), abs(hi))
+    steps = 0
+    for i, t in enumerate(trees):
+        outside = (t.value < lo - tol) | (t.value > hi + tol)
+        if outside.any():
+            node = int(np.flatnonzero(outside)[0])
+            raise _bad(source, f"forest.trees[{i}].value[{node}]", float(t.value[node]),
+                       f"a value within the training strengths [{lo:.6g}, {hi:.6g}]")
+        depth = _tree_depth(t)
+        if depth > MAX_DEPTH:
+            raise _bad(source, f"forest.trees[{i}]", f"depth > {MAX_DEPTH}", f"a tree at most {MAX_DEPTH} deep")
+        steps += max(1, depth)
+    if steps > MAX_EVAL_STEPS:
+        raise _bad(source, "forest.trees", f"{steps:,} levels over {len(trees)} trees",
+                   f"at most {MAX_EVAL_STEPS:,} tree levels in all (bounds the time one prediction takes)")
     return Surrogate(features=tuple(names), trees=trees, training_features=tfeatures,
                      training_strengths=strengths, created=created, judge=judge, suite=suite, lang=lang,
-                     health=health, params=params, source=source)
+                     health=health, params=params, source=source, judge_reliability=reliability)
 
 
-def load_surrogate(path: str | Path) -> Surrogate:
-    """Load a surrogate JSON file (validated; no code is executed and scikit-learn is not needed)."""
-    return Surrogate.load(path)
+def _check_identity(sur: Surrogate, source: str, suite: str | None, lang: str | None) -> None:
+    for what, expected, found in (("suite", suite, sur.suite), ("language", lang, sur.lang)):
+        if expected is None or expected == found:
+            continue
+        if found is None:
+            raise SurrogateError(f"{source}: the surrogate names no {what}, so it cannot be checked against "
+                                 f"{what} {expected!r}; {RETRAIN_HINT}")
+        raise SurrogateError(f"{source}: this surrogate was trained for suite {sur.suite!r} [{sur.lang}], not for "
+                             f"suite {suite or sur.suite!r} [{lang or sur.lang}] ({what} {found!r} != "
+                             f"{expected!r}); it was copied from elsewhere: {RETRAIN_HINT}")
+
+
+def load_surrogate(path: str | Path, *, suite: str | None = None, lang: str | None = None) -> Surrogate:
+    """Load a surrogate JSON file (validated; no code is executed and scikit-learn is not needed).
+
+    ``suite``/``lang``: refuse a file trained for another suite or language. Every problem is a
+    :class:`SurrogateError` that names the file.
+    """
+    return Surrogate.load(path, suite=suite, lang=lang)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import subprocess
 import sys
@@ -12,13 +13,16 @@ import numpy as np
 import pytest
 from sklearn.ensemble import RandomForestRegressor
 
+from pytest_mirage.arena import surrogate as surrogate_mod
 from pytest_mirage.arena.bt import bradley_terry
 from pytest_mirage.arena.simulate import simulate_battles, simulate_features
 from pytest_mirage.arena.surrogate import (
+    HealthThresholds,
     Surrogate,
     SurrogateError,
     feature_matrix,
     fit_forest,
+    health_decision,
     load_surrogate,
     mean_features,
     predict_forest,
@@ -88,7 +92,7 @@ def test_loading_needs_no_sklearn_and_runs_no_code(tmp_path: Path, arena) -> Non
     (lambda d: d.pop("features"), r"missing field 'features'"),
     (lambda d: d["training"]["features"]["sys00"].pop(d["features"][0]), r"missing field 'training\.features\.sys00\."),
     (lambda d: d["forest"]["trees"][0]["left"].__setitem__(0, 0), r"forest\.trees\[0\] node 0"),
-    (lambda d: d["forest"]["trees"][1]["feature"].__setitem__(0, 99), r"forest\.trees\[1\] node 0"),
+    (lambda d: d["forest"]["trees"][1]["feature"].__setitem__(0, 99), r"forest\.trees\[1\]\.feature\[0\]' is 99"),
     (lambda d: d["forest"]["trees"][0].__setitem__("value", "x"), r"forest\.trees\[0\]\.value"),
     (lambda d: d.update(version=7), r"field 'version' is 7"),
 ])
@@ -176,3 +180,240 @@ def test_health_with_fixed_holdout(arena) -> None:
         surrogate_health(features, battles, holdout=["nope", "sys01"], tournaments=2)
     with pytest.raises(SurrogateError, match="at least 2 held-out models"):
         surrogate_health(features, battles, holdout=11, tournaments=2)
+
+
+# ---------------------------------------------------------------- health decision
+
+
+def _reliability(battles: list) -> dict[str, float | int | None]:
+    """The judge figures of simulated battles (as JudgeReliability.to_json() reports them)."""
+    decisive = [b for b in battles if b.winner != "tie"]
+    by_pair: dict[tuple[str, frozenset[str]], list[str]] = {}
+    for b in battles:
+        winner = {"A": b.model_a, "B": b.model_b, "tie": "tie"}[b.winner]
+        by_pair.setdefault((b.query_id, frozenset((b.model_a, b.model_b))), []).append(winner)
+    both = [w for w in by_pair.values() if len(w) == 2]
+    return {"decided": len(battles), "ties": len(battles) - len(decisive), "swap_pairs": len(both),
+            "swap_consistent": sum(w[0] == w[1] for w in both),
+            "swap_consistency": sum(w[0] == w[1] for w in both) / len(both) if both else None,
+            "position_a_rate": sum(b.winner == "A" for b in decisive) / len(decisive)}
+
+
+def test_health_decision_thresholds() -> None:
+    good = {"tau_cv": 0.86, "r2_cv": 0.9, "models": 19}
+    fair_judge = {"position_a_rate": 0.55, "swap_consistency": 0.8, "swap_pairs": 300, "decided": 600, "ties": 40}
+    ok = health_decision(good, fair_judge)
+    assert ok.healthy and ok.reasons == () and ok.warnings == () and ok.describe() == "healthy"
+    # the issue's case: a judge that always answered [[A]] produced tau_cv -0.22, R2_cv -1.23
+    always_a = {"position_a_rate": 1.0, "swap_consistency": 0.0, "swap_pairs": 300, "decided": 600, "ties": 0}
+    bad = health_decision({"tau_cv": -0.22, "r2_cv": -1.23, "models": 19}, always_a)
+    assert not bad.healthy and len(bad.reasons) == 4
+    text = bad.describe()
+    for part in ("Kendall tau -0.22 < 0.50", "R² -1.23 < 0.00", "shown first in 100%", "swap consistency 0.00 < 0.40"):
+        assert part in text
+    assert "shown second in 90%" in health_decision(good, {**fair_judge, "position_a_rate": 0.1}).describe()
+    thin = health_decision({**good, "models": 4}, {"position_a_rate": 1.0, "decided": 5, "ties": 0,
+                                                   "swap_consistency": None, "swap_pairs": 0})
+    assert thin.healthy and len(thin.warnings) == 3  # too few models, verdicts and no swapped pairs
+    assert not health_decision(None).healthy and "no cross-validated health figures" in health_decision(None).reasons[0]
+    strict = health_decision(good, fair_judge, thresholds=HealthThresholds(min_tau_cv=0.9))
+    assert not strict.healthy
+    json.dumps(bad.to_json())
+
+
+def test_an_always_a_judge_gives_an_unhealthy_surrogate() -> None:
+    # random presentation order, as in the report: the battles' winners are coin flips
+    battles = simulate_battles(QUALITIES, 25, seed=3, position_bias=50.0, order="random")
+    features = simulate_features(QUALITIES, seed=4)
+    health = surrogate_health(features, battles, tournaments=8, n_estimators=20)
+    decision = health_decision(health, _reliability(battles))
+    assert not decision.healthy
+    assert any("shown first in 100%" in r for r in decision.reasons)
+    assert health.tau_cv < 0.5 and any("Kendall tau" in r for r in decision.reasons), health
+    assert any("swap consistency not measured" in w for w in decision.warnings)
+    # judged in both orders, an always-[[A]] judge ties every pair: no arena to fit at all
+    both = simulate_battles(QUALITIES, 5, seed=3, position_bias=50.0, order="both")
+    assert _reliability(both)["swap_consistency"] == 0.0
+    with pytest.raises(SurrogateError, match="does not separate the models"):
+        surrogate_health(features, both, tournaments=4, n_estimators=5)
+    # the same features with a fair judge: healthy
+    fair = simulate_battles(QUALITIES, 25, seed=3, order="both")
+    fair_health = surrogate_health(features, fair, tournaments=8, n_estimators=20)
+    assert health_decision(fair_health, _reliability(fair)).healthy, health_decision(fair_health, _reliability(fair))
+
+
+def test_judge_reliability_is_stored_and_the_decision_repeated_on_load(tmp_path: Path, arena) -> None:
+    features, strengths, battles = arena
+    health = surrogate_health(features, battles, tournaments=4, n_estimators=10)
+    rel = _reliability(battles)
+    sur = train_surrogate(features, strengths, n_estimators=5, health=health, judge_reliability=rel, suite="s",
+                          lang="hi")
+    path = tmp_path / "hi.json"
+    sur.save(path)
+    assert [p.name for p in tmp_path.iterdir()] == ["hi.json"]  # no temporary file left behind
+    loaded = load_surrogate(path, suite="s", lang="hi")
+    assert loaded.judge_reliability == rel
+    assert loaded.decision() == health_decision(health, rel)
+    old_style = train_surrogate(features, strengths, n_estimators=2)  # no health, no judge figures
+    assert not old_style.decision().healthy
+
+
+# ---------------------------------------------------------------- hostile files
+
+
+@pytest.fixture
+def good_file(tmp_path: Path, arena) -> tuple[Path, dict]:
+    features, strengths, _ = arena
+    sur = train_surrogate(features, strengths, n_estimators=3, seed=2, suite="s1", lang="hi")
+    data = sur.to_json()
+    path = tmp_path / "hi.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path, data
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("replace", "message"), [
+    (('"left": [', '"left": [' + "9" * 400 + ", "), r"integer 999999999999\.\.\.\(400 digits\) is beyond \+-2\^53"),
+    (('"left": [', '"left": [' + "9" * 5000 + ", "), r"\(5000 digits\) is beyond"),
+    (('"left": [', f'"left": [{2 ** 63 + 5}, '), r"integer 9223372036854775813 is beyond \+-2\^53"),
+    (('"threshold": [', '"threshold": [1e999, '), r"number 1e999 overflows a float"),
+    (('"threshold": [', '"threshold": [NaN, '), r"non-finite number NaN"),
+    (('"judge": ', '"judge": "x", "judge": '), r"key 'judge' appears twice"),
+    (('"params": ', '"paramz": 1, "params": '), r"unknown field 'paramz'.*Did you mean: params"),
+    (('"kind": ', '"seed": 1, "kind": '), r"unknown field 'forest\.seed'"),
+])
+def test_tampered_values_are_surrogate_errors(good_file, replace: tuple[str, str], message: str) -> None:
+    path, data = good_file
+    text = json.dumps(data)
+    assert replace[0] in text
+    _write(path, text.replace(replace[0], replace[1], 1))
+    with pytest.raises(SurrogateError, match=message) as info:
+        load_surrogate(path)
+    assert str(info.value).startswith(str(path))
+
+
+def test_deep_nesting_is_refused_before_parsing(good_file) -> None:
+    path, data = good_file
+    text = json.dumps(data)
+    _write(path, text.replace('"params": {', '"params": {"x": ' + "[" * 200_000 + "]" * 200_000 + ",", 1))
+    with pytest.raises(SurrogateError, match=r"nested 200002 levels deep"):
+        load_surrogate(path)
+    # brackets inside strings do not count
+    _write(path, text.replace('"judge": ""', '"judge": "[[[[[[[[[[[[[[[[[[[[[[[[[\\"{{{{{{{{{{{{{{{{"', 1))
+    assert load_surrogate(path).judge.startswith("[[[")
+
+
+def test_structural_limits(good_file, monkeypatch: pytest.MonkeyPatch) -> None:
+    path, data = good_file
+    tree = data["forest"]["trees"][0]
+
+    def load_with(edit) -> str:
+        d = json.loads(json.dumps(data))
+        edit(d)
+        _write(path, json.dumps(d))
+        with pytest.raises(SurrogateError) as info:
+            load_surrogate(path)
+        return str(info.value)
+
+    n_models = len(data["training"]["models"])
+    big = {k: tree[k] + [-1 if k in ("left", "right", "feature") else 0.0] * (2 * n_models) for k in tree}
+    assert f"at most {2 * n_models - 1} nodes" in load_with(lambda d: d["forest"]["trees"].__setitem__(0, big))
+    # a node reachable twice (a DAG) is not a tree
+    inner = next(i for i, v in enumerate(tree["left"]) if v != -1)
+
+    def share(d):
+        t = d["forest"]["trees"][0]
+        t["right"][inner] = t["left"][inner]
+    assert "every node but the root is the child of exactly one node" in load_with(share)
+    # a leaf value outside the training strengths
+    assert "within the training strengths" in load_with(
+        lambda d: d["forest"]["trees"][0]["value"].__setitem__(-1, 50.0))
+    assert "control character U+001B" in load_with(lambda d: d.update(judge="\x1b[2Jgpt"))
+    assert "U+202E" in load_with(lambda d: d["training"]["models"].__setitem__(0, "evil\u202emodel"))
+    assert "entries only for training.models" in load_with(lambda d: d["training"]["strengths"].update(ghost=0.0))
+    assert "1 to 1000 trees" in load_with(lambda d: d["forest"].update(trees=[]))
+    assert "Kendall tau in [-1, 1]" in load_with(lambda d: d.update(health={
+        **{f: 0.0 for f in ("r2_mean", "r2_ci_low", "r2_ci_high", "tau_mean", "tau_ci_low", "tau_ci_high",
+                            "r2_cv")}, "tau_cv": 3.0, "tournaments": 1, "holdout": 2, "models": 12}))
+    assert "a share in [0, 1]" in load_with(lambda d: d.update(judge_reliability={"position_a_rate": 7}))
+    monkeypatch.setattr(surrogate_mod, "MAX_DEPTH", 1)
+    assert "at most 1 deep" in load_with(lambda d: None)
+    monkeypatch.setattr(surrogate_mod, "MAX_DEPTH", 128)
+    monkeypatch.setattr(surrogate_mod, "MAX_EVAL_STEPS", 2)
+    assert "bounds the time one prediction takes" in load_with(lambda d: None)
+    monkeypatch.setattr(surrogate_mod, "MAX_FILE_BYTES", 100)
+    assert "a surrogate file may hold at most 100 bytes" in load_with(lambda d: None)
+
+
+def test_not_a_regular_file(tmp_path: Path) -> None:
+    with pytest.raises(SurrogateError, match="not a regular file"):
+        load_surrogate(tmp_path)
+    with pytest.raises(SurrogateError, match="cannot read the surrogate file"):
+        load_surrogate(tmp_path / "missing.json")
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "fifo.json"
+        os.mkfifo(fifo)
+        with pytest.raises(SurrogateError, match="not a regular file"):  # never blocks on open()
+            load_surrogate(fifo)
+
+
+def test_suite_and_language_identity(good_file) -> None:
+    path, data = good_file
+    assert load_surrogate(path, suite="s1", lang="hi").suite == "s1"
+    with pytest.raises(SurrogateError, match=r"trained for suite 's1' \[hi\], not for suite 's2' \[hi\]"):
+        load_surrogate(path, suite="s2")
+    with pytest.raises(SurrogateError, match=r"language 'hi' != 'sw'"):
+        load_surrogate(path, suite="s1", lang="sw")
+    _write(path, json.dumps({**data, "suite": None}))
+    with pytest.raises(SurrogateError, match="names no suite"):
+        load_surrogate(path, suite="s1")
+    assert load_surrogate(path).suite is None  # no expectation given: still loads
+
+
+def test_random_corruption_only_ever_raises_surrogate_error(good_file) -> None:
+    path, data = good_file
+    text = json.dumps(data)
+    rng = np.random.default_rng(0)
+    tokens = ["-1", "0", "1e308", "1e309", "-9" * 30, "null", "true", '"x"', "[]", "{}", "[[[", "]", ",", "2.5",
+              str(2 ** 64), "-0.0", "1" * 20]
+    outcomes = {"loaded": 0, "refused": 0}
+    for _ in range(400):
+        kind = rng.integers(4)
+        pos = int(rng.integers(len(text)))
+        if kind == 0:
+            bad = text[:pos]  # truncated
+        elif kind == 1:
+            bad = text[:pos] + rng.choice(tokens) + text[pos:]
+        elif kind == 2:
+            # replace a number with a hostile token
+            starts = [i for i in range(pos, min(len(text), pos + 200)) if text[i].isdigit()]
+            if not starts:
+                continue
+            i = starts[0]
+            j = i
+            while j < len(text) and (text[j].isdigit() or text[j] in ".e-"):
+                j += 1
+            bad = text[:i] + rng.choice(tokens) + text[j:]
+        else:
+            bad = text[:pos] + chr(int(rng.integers(0, 0x3000))) + text[pos + 1:]
+        _write(path, bad)
+        try:
+            sur = load_surrogate(path)
+        except SurrogateError as exc:
+            assert str(exc).startswith(str(path))
+            outcomes["refused"] += 1
+        else:
+            sur.rank({"new": dict(sur.training_features[sur.training_models[0]])})
+            outcomes["loaded"] += 1
+    assert outcomes["refused"] > 200 and outcomes["loaded"] > 20, outcomes
+
+
+def test_current_features_beyond_float32_are_an_error(arena) -> None:
+    features, strengths, _ = arena
+    sur = train_surrogate(features, strengths, n_estimators=2)
+    with pytest.raises(SurrogateError, match="beyond the float32 range"):
+        sur.predict({"x": {n: 1e300 for n in sur.features}})

@@ -1,0 +1,244 @@
+"""Regression gates against a baseline: ``METRIC[.STAT][@LANG] drop <= D``.
+
+A regression gate fails only when the data show, at level ``alpha``, that the candidate is worse
+than the baseline by more than the allowed ``D``. Per gate and suite x language x model it tests
+
+    H0: mean worsening <= D     against     H1: mean worsening > D
+
+on the per-case paired differences (one-sided; worsening = baseline - candidate for a metric where
+higher is better, ``drop``; candidate - baseline for one where lower is better, ``rise``). The
+p-values of all regression gate tests of a run form one family and are adjusted with Holm's
+step-down method (Holm 1979), which keeps the chance of failing a run where no gate is truly
+violated at or below ``alpha`` whatever the dependence between the tests.
+
+A small drop that is within noise passes; so does a drop beyond D that too few cases cannot
+confirm (``mde`` on the comparison row says what the cases can detect). Use a fixed-threshold gate
+(``citation_recall.mean >= 0.6``) for an absolute floor, and a regression gate to catch changes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ._common import StatsError, check_alpha, vector
+from .paired import ALL_LANGS, Comparison, ComparisonRow, paired_test
+
+Direction = Literal["drop", "rise"]
+REGRESSION_STATS = ("mean", "pass_rate")
+GATE_RE = re.compile(
+    r"^\s*(?P<metric>[A-Za-z_][A-Za-z0-9_]*)"
+    r"(?:\.(?P<stat>[A-Za-z0-9_]+))?"
+    r"(?:@(?P<lang>[A-Za-z0-9-]+))?"
+    r"\s+(?P<dir>drop|rise)\s*<=\s*(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RegressionGate:
+    """``metric.stat@lang drop <= max_change``; ``lang=None`` gates every language separately,
+    ``suite=None`` every suite."""
+
+    metric: str
+    max_change: float
+    stat: str = "mean"
+    lang: str | None = None
+    direction: Direction = "drop"
+    suite: str | None = None
+    expr: str = ""
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if self.stat not in REGRESSION_STATS:
+            raise StatsError(f"regression gate {self.expr or self.metric!r}: statistic {self.stat!r} cannot be "
+                             f"compared case by case; use one of {list(REGRESSION_STATS)}")
+        if self.direction not in ("drop", "rise"):
+            raise StatsError(f"regression gate direction {self.direction!r}; expected 'drop' or 'rise'")
+        if not math.isfinite(self.max_change) or self.max_change < 0:
+            raise StatsError(f"regression gate {self.expr or self.metric!r}: allowed change {self.max_change!r} "
+                             "must be a finite number >= 0 (0 = no drop allowed)")
+
+    @property
+    def name(self) -> str:
+        return self.metric + f".{self.stat}" + (f"@{self.lang}" if self.lang else "")
+
+    def describe(self) -> str:
+        return self.expr or f"{self.name} {self.direction} <= {self.max_change:g}"
+
+
+def parse_regression_gate(expr: str, *, source: str = "", suite: str | None = None,
+                          higher_is_better: bool | None = None) -> RegressionGate:
+    """Parse ``citation_recall.mean@hi drop <= 0.02`` (``rise`` for lower-is-better metrics).
+
+    ``.STAT`` defaults to ``mean``; ``@LANG`` must be an ISO 639 code. When ``higher_is_better``
+    is known (from the metric registry) a ``drop`` gate on a lower-is-better metric, or a ``rise``
+    gate on a higher-is-better one, is an error: it would gate improvements.
+    """
+    m = GATE_RE.match(expr)
+    if not m:
+        raise StatsError(f"cannot parse regression gate {expr!r}: expected METRIC[.STAT][@LANG] drop <= D "
+                         "(or 'rise <= D' for a metric where lower is better), e.g. "
+                         "'citation_recall.mean@hi drop <= 0.02'")
+    stat = m["stat"] or "mean"
+    if stat not in REGRESSION_STATS:
+        from ..errors import did_you_mean
+
+        raise StatsError(f"regression gate {expr!r}: statistic {stat!r} cannot be compared case by case; "
+                         f"expected one of {list(REGRESSION_STATS)}.{did_you_mean(stat, REGRESSION_STATS)}")
+    lang = m["lang"]
+    if lang is not None:
+        from ..langcodes import check_lang
+
+        if err := check_lang(lang):
+            raise StatsError(f"regression gate {expr!r}: @{lang}: {err}")
+    direction: Direction = "drop" if m["dir"] == "drop" else "rise"
+    if higher_is_better is not None and (direction == "drop") != higher_is_better:
+        want = "drop" if higher_is_better else "rise"
+        raise StatsError(f"regression gate {expr!r}: {m['metric']} is {'higher' if higher_is_better else 'lower'}-is-"
+                         f"better, so a regression is a {want}; write '{m['metric']}.{stat}"
+                         f"{'@' + lang if lang else ''} {want} <= {m['value']}'")
+    value = float(m["value"])
+    if value < 0:
+        raise StatsError(f"regression gate {expr!r}: the allowed {direction} must be >= 0 (0 = none allowed)")
+    if stat == "pass_rate" and value >= 1:
+        raise StatsError(f"regression gate {expr!r}: a pass rate cannot {direction} by {value:g} or more; "
+                         "the gate could never fail")
+    return RegressionGate(metric=m["metric"], max_change=value, stat=stat, lang=lang, direction=direction,
+                          suite=suite, expr=expr.strip(), source=source)
+
+
+def holm_adjust(p_values: Sequence[float]) -> list[float]:
+    """Holm step-down adjusted p-values, in input order. NaN entries (tests that could not be
+    computed) stay NaN and do not count in the family size.
+
+    Sorted ascending, ``p_adj(i) = max_{j <= i} min(1, (m - j + 1) p_(j))``; rejecting
+    ``p_adj <= alpha`` is Holm's procedure at family-wise error rate ``alpha``.
+    """
+    idx = [i for i, p in enumerate(p_values) if not math.isnan(p)]
+    for i in idx:
+        if not 0.0 <= p_values[i] <= 1.0:
+            raise StatsError(f"p_values[{i}] = {p_values[i]!r} is not a probability")
+    order = sorted(idx, key=lambda i: p_values[i])
+    m = len(order)
+    out = [math.nan] * len(p_values)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        out[i] = running
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class RegressionGateResult:
+    """One regression gate on one suite x language x model.
+
+    ``worsening``: mean per-case worsening (positive = candidate worse), with the paired-bootstrap
+    interval ``ci_low..ci_high`` of the same quantity. ``p_value``: one-sided test of worsening
+    <= allowed; ``p_adjusted``: Holm over the ``family`` evaluable regression tests of the run.
+    ``failed`` is None when the gate cannot be evaluated (``note`` says why).
+    """
+
+    expr: str
+    source: str
+    suite: str
+    lang: str
+    model: str
+    baseline_model: str
+    n: int
+    allowed: float
+    worsening: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    p_adjusted: float
+    family: int
+    alpha: float
+    failed: bool | None
+    note: str = ""
+
+    @property
+    def passed(self) -> bool | None:
+        return None if self.failed is None else not self.failed
+
+    def describe(self) -> str:
+        where = f"{self.suite} [{self.lang}] {self.model}"
+        if self.model != self.baseline_model:
+            where += f" vs {self.baseline_model}"
+        if self.failed is None:
+            return f"{where}: {self.expr} not evaluable: {self.note}"
+        verdict = "significant regression" if self.failed else "ok"
+        return (f"{where}: {self.expr} -> worse by {self.worsening:+.4f} "
+                f"(95% CI {self.ci_low:+.4f}..{self.ci_high:+.4f}, n={self.n}); p={self.p_value:.3g}, "
+                f"Holm-adjusted {self.p_adjusted:.3g} over {self.family} regression test"
+                f"{'s' * (self.family != 1)} at alpha {self.alpha:g}: {verdict}"
+                + (f" ({self.source})" if self.source else ""))
+
+    def to_json(self) -> dict[str, Any]:
+        def f(v: float) -> float | None:
+            return None if math.isnan(v) else v
+
+        return {"expr": self.expr, "source": self.source, "suite": self.suite, "lang": self.lang,
+                "model": self.model, "baseline_model": self.baseline_model, "n": self.n,
+                "allowed": self.allowed, "worsening": f(self.worsening), "ci_low": f(self.ci_low),
+                "ci_high": f(self.ci_high), "p_value": f(self.p_value), "p_adjusted": f(self.p_adjusted),
+                "family": self.family, "alpha": self.alpha, "failed": self.failed, "note": self.note or None}
+
+
+def _matches(gate: RegressionGate, row: ComparisonRow) -> bool:
+    if row.metric != gate.metric or row.stat != gate.stat:
+        return False
+    if gate.suite is not None and row.suite != gate.suite:
+        return False
+    return row.lang == gate.lang if gate.lang is not None else row.lang != ALL_LANGS
+
+
+def evaluate_regression_gates(comparison: Comparison, gates: Sequence[RegressionGate], *,
+                              alpha: float | None = None, method: str | None = None) -> list[RegressionGateResult]:
+    """Evaluate every gate on every matching comparison row, Holm-adjusted across all of them.
+
+    ``alpha`` and ``method`` default to the comparison's. A gate with no matching row, or a row
+    with fewer than 2 pairs, gives one result with ``failed=None`` (not evaluable) and a note;
+    those do not count in the Holm family.
+    """
+    a = check_alpha(comparison.alpha if alpha is None else alpha)
+    test_method = comparison.method if method is None else method
+    pending: list[dict[str, Any]] = []
+    for gate in gates:
+        rows = [r for r in comparison.rows if _matches(gate, r)]
+        if not rows:
+            where = f"suite {gate.suite!r}" if gate.suite else "any suite"
+            pending.append({"gate": gate, "suite": gate.suite or "*", "lang": gate.lang or "*", "model": "*",
+                            "baseline_model": "*", "n": 0,
+                            "note": f"no paired case of {gate.name} in {where}: the baseline and this run share "
+                                    "no case with that metric" + (f" in language {gate.lang!r}" if gate.lang else "")})
+            continue
+        for row in rows:
+            base: dict[str, Any] = {"gate": gate, "suite": row.suite, "lang": row.lang, "model": row.model,
+                                    "baseline_model": row.baseline_model, "n": row.n}
+            if row.n < 2:
+                base["note"] = f"{row.n} paired case{'s' * (row.n != 1)}; a paired test needs at least 2"
+                pending.append(base)
+                continue
+            sign = -1.0 if gate.direction == "drop" else 1.0
+            worse = vector(sign * row.diffs, "differences")
+            test = paired_test(worse, null=gate.max_change, alternative="greater", method=test_method,
+                               seed=comparison.seed)
+            lo, hi = sorted((sign * row.ci_low, sign * row.ci_high))
+            base.update(worsening=float(worse.mean()), ci_low=lo, ci_high=hi, p_value=test.p_value)
+            pending.append(base)
+    adjusted = holm_adjust([p.get("p_value", math.nan) for p in pending])
+    family = sum(1 for p in adjusted if not math.isnan(p))
+    out: list[RegressionGateResult] = []
+    for p, adj in zip(pending, adjusted, strict=True):
+        gate = p["gate"]
+        evaluable = not math.isnan(adj)
+        out.append(RegressionGateResult(
+            expr=gate.describe(), source=gate.source, suite=p["suite"], lang=p["lang"], model=p["model"],
+            baseline_model=p["baseline_model"], n=p["n"], allowed=gate.max_change,
+            worsening=p.get("worsening", math.nan), ci_low=p.get("ci_low", math.nan),
+            ci_high=p.get("ci_high", math.nan), p_value=p.get("p_value", math.nan), p_adjusted=adj,
+            family=family, alpha=a, failed=(adj <= a) if evaluable else None, note=p.get("note", "")))
+    return out
