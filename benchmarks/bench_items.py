@@ -70,7 +70,7 @@ def main() -> None:
             (work / "test_bare.py").write_text(f"import pytest\n\n@pytest.mark.parametrize('i', range({n}))\n"
                                                "def test_bare(i):\n    pass\n")
             (work / "pytest.ini").write_text("[pytest]\n")
-            bare_cpu, bare_wall = cpu_of([*base, "test_bare.py", "-p", "no:mirage"], work)
+            bare_cpu, _ = cpu_of([*base, "test_bare.py", "-p", "no:mirage"], work)
             row = {"n": n, "bare": bare_cpu / n * 1000}
             for model in models:
                 cpu, wall = cpu_of([*base, "suite", f"--mirage-model={model}", "--mirage-no-leaderboard"], work)

@@ -39,7 +39,6 @@ from pytest_mirage.stats import (
     parse_regression_gate,
 )
 from pytest_mirage.stats.simulate import ppi_coverage, regression_flag_rate, simulate_paired_scores
-from pytest_mirage.thresholds import bootstrap_mean_ci as thresholds_bootstrap_mean_ci
 
 N_CASES = 11_195
 # MIRACL v1.0 dev queries per language (docs/miracl-counts.md), scaled to MIRAGE's 11,195 pairs
@@ -87,7 +86,6 @@ def speed() -> dict[str, float]:
 
     out = {
         "bootstrap_one_group_s": best_of(lambda: bootstrap_mean_ci(values, n_boot=1000)),
-        "bootstrap_one_group_thresholds_s": best_of(lambda: thresholds_bootstrap_mean_ci(values, n_boot=1000)),
         "bootstrap_144_groups_s": best_of(lambda: bootstrap_mean_cis(groups, n_boot=1000)),
         "clustered_5_repeats_s": best_of(lambda: clustered_bootstrap_ci(repeats, n_boot=1000)),
         "compare_runs_and_gates_s": best_of(full_comparison, repeat=3),

@@ -12,5 +12,3 @@ JUDGE_ORDER = "both"
 TOURNAMENTS = 200  # bootstrap tournaments of the arena
 MIN_TOURNAMENTS = 10
 RETRIEVAL_K = 3  # cut-off of retrieval metrics and size of the harness's retrieved context
-CI_RESAMPLES = 1000  # bootstrap resamples of gate confidence intervals
-CI_ALPHA = 0.05

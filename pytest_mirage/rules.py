@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .defaults import CI_ALPHA, CI_RESAMPLES
 from .errors import ConfigError, did_you_mean
 from .langcodes import check_lang
 from .results import CaseResult
+from .stats.intervals import bootstrap_mean_ci
 
 OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq,
@@ -94,21 +94,6 @@ def merge_rules(layers: Sequence[Sequence[Rule]]) -> list[Rule]:
         for rule in layer:
             out[rule.key] = rule
     return list(out.values())
-
-
-def bootstrap_mean_ci(values: Sequence[float] | np.ndarray, *, n_boot: int = CI_RESAMPLES, seed: int = 0,
-                      alpha: float = CI_ALPHA) -> tuple[float, float]:
-    """Percentile bootstrap CI of the mean (seeded, so xdist and serial runs agree)."""
-    arr = np.asarray(values, dtype=float)
-    if arr.size == 0:
-        return (math.nan, math.nan)
-    if arr.size == 1:
-        return (float(arr[0]), float(arr[0]))
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, arr.size, size=(n_boot, arr.size))
-    means = arr[idx].mean(axis=1)
-    lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
-    return (float(lo), float(hi))
 
 
 def statistic(stat: str, values: Sequence[float], passed: Sequence[bool] | None = None,

@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ..stats.power import DEFAULT_SIGMA, MIN_OBSERVED, MIN_SIGMA, cases_needed
 from ..suites.model import Case, Suite
 from ..text.tokenize import tokenize
 
-Z_ALPHA = 1.959964  # two-sided 95%
-Z_BETA = 0.841621  # 80% power
 DEFAULT_DROP = 0.05
-# With no observed scores, assume the spread of a [0, 1] metric that is often 0 or 1 (half of the
-# maximum possible 0.5): sigma = 0.35.
-DEFAULT_SIGMA = 0.35
-# a spread estimated from fewer cases than this is too unstable to size a suite with
-MIN_OBSERVED = 10
-
-
-def cases_needed(sigma: float, drop: float = DEFAULT_DROP) -> int:
-    """Cases for a one-sided-shift test of the mean to detect ``drop`` at 95% confidence, 80% power:
-    n = ((z_a/2 + z_b) * sigma / drop)^2 (normal approximation, as a bootstrap CI behaves)."""
-    return max(1, math.ceil(((Z_ALPHA + Z_BETA) * sigma / drop) ** 2))
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +50,8 @@ def suite_stats(suites: Iterable[tuple[Suite, Sequence[Case]]],
                 nonrel = sum(size - len(c.relevant) for c in cs) / n
             sigma = (observed_sigma or {}).get((suite.name, lang)) if n >= MIN_OBSERVED else None
             src = "observed" if sigma is not None else "assumed"
-            sigma = DEFAULT_SIGMA if sigma is None else max(sigma, 0.05)
-            out.append(LangStats(suite.name, lang, n, toks, rel, nonrel, cases_needed(sigma), sigma, src))
+            sigma = DEFAULT_SIGMA if sigma is None else max(sigma, MIN_SIGMA)
+            out.append(LangStats(suite.name, lang, n, toks, rel, nonrel, cases_needed(DEFAULT_DROP, sigma), sigma, src))
     return out
 
 

@@ -77,7 +77,7 @@ def cases_needed(effect: float, sigma: float | None = None, *, alpha: float = DE
                  power: float = DEFAULT_POWER, alternative: str = "two-sided") -> int:
     """Cases needed to detect a shift of ``effect`` (the inverse of :func:`minimum_detectable_effect`).
 
-    With the defaults it equals ``pytest_mirage.report.stats.cases_needed(sigma, effect)``.
+    ``--mirage-suite-stats`` reports it per suite x language for a 5-point drop.
     """
     e = float(effect)
     if not math.isfinite(e) or e <= 0:
