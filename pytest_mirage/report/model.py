@@ -78,6 +78,39 @@ class MetricInfo:
     description: str
 
 
+EXCERPT_CHARS = 600  # passage text shown per passage of a failed case
+ANSWER_CHARS = 1500  # answer text shown per failed case
+
+
+@dataclass(frozen=True, slots=True)
+class PassageView:
+    """A passage of a failed case as the report shows it (an excerpt), and its role."""
+
+    id: str
+    text: str
+    title: str | None = None
+    relevant: bool = False
+    cited: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CaseDetail:
+    """What a reader needs to see why a case failed: question, answer, passages and citations side by
+    side, and the raw replies of any judge that scored it."""
+
+    suite: str
+    case_id: str
+    lang: str
+    model: str
+    source: str  # "file:line" of the case in its golden file
+    question: str
+    answer: str | None  # an excerpt of the answer text (None: the model gave none)
+    citations: tuple[str, ...] = ()
+    invalid_citations: tuple[str, ...] = ()
+    passages: tuple[PassageView, ...] = ()
+    judges: Mapping[str, str] = field(default_factory=dict)  # judge kind -> raw reply (excerpt)
+
+
 @dataclass(frozen=True, slots=True)
 class CollectionError:
     nodeid: str
@@ -106,6 +139,7 @@ class RunReport:
     problems: tuple[str, ...] = ()
     fatal: tuple[str, ...] = ()
     collection_errors: tuple[CollectionError, ...] = ()
+    cases: tuple[CaseDetail, ...] = ()  # failed and errored cases, for the per-case view
     version: str = __version__
 
     @property
@@ -163,6 +197,13 @@ class RunReport:
             out["fatal"] = list(self.fatal)
         if self.collection_errors:
             out["collection_errors"] = [{"nodeid": e.nodeid, "message": e.message} for e in self.collection_errors]
+        if self.cases:
+            out["cases"] = [{"suite": c.suite, "case_id": c.case_id, "lang": c.lang, "model": c.model,
+                             "source": c.source, "question": c.question, "answer": c.answer,
+                             "citations": list(c.citations), "invalid_citations": list(c.invalid_citations),
+                             "passages": [{"id": p.id, "title": p.title, "text": p.text, "relevant": p.relevant,
+                                           "cited": p.cited} for p in c.passages],
+                             "judges": dict(c.judges)} for c in self.cases]
         out["status"] = self.status
         out["exitstatus"] = self.exitstatus
         return out
@@ -357,6 +398,23 @@ class _Reader:
         errors = [CollectionError(self.text(e, "nodeid", f"collection_errors[{i}]"),
                                   self.text(e, "message", f"collection_errors[{i}]"))
                   for i, e in enumerate(self.rows("collection_errors", required=False))]
+        cases = []
+        for i, c in enumerate(self.rows("cases", required=False)):
+            w = f"cases[{i}]"
+            passages = []
+            for j, pv in enumerate(c.get("passages") or []):
+                if not isinstance(pv, Mapping):
+                    raise _bad(f"{w}.passages[{j}]", pv, "an object")
+                passages.append(PassageView(self.text(pv, "id", f"{w}.passages[{j}]"),
+                                            self.text(pv, "text", f"{w}.passages[{j}]"),
+                                            self.opt_text(pv, "title", f"{w}.passages[{j}]"),
+                                            bool(pv.get("relevant")), bool(pv.get("cited"))))
+            cases.append(CaseDetail(self.text(c, "suite", w), self.text(c, "case_id", w), self.text(c, "lang", w),
+                                    self.text(c, "model", w), self.opt_text(c, "source", w) or "",
+                                    self.text(c, "question", w), self.opt_text(c, "answer", w),
+                                    self.texts(c, "citations", w, required=False),
+                                    self.texts(c, "invalid_citations", w, required=False), tuple(passages),
+                                    {str(k): str(v) for k, v in self.mapping(c, "judges", w, required=False).items()}))
         status = r.get("status", "passed")
         if status not in ("passed", "failed"):
             raise _bad("status", status, "passed or failed")
@@ -367,7 +425,7 @@ class _Reader:
             exitstatus=self.integer(r, "exitstatus", "", default=0), arena=tuple(arena), judge=dict(judge),
             surrogates=tuple(surrogates), surrogate_scores=tuple(scores), metric_info=info,
             problems=self.texts(r, "problems", "", required=False), fatal=self.texts(r, "fatal", "", required=False),
-            collection_errors=tuple(errors), version=str(version) if version is not None else "")
+            collection_errors=tuple(errors), cases=tuple(cases), version=str(version) if version is not None else "")
 
 
 def as_report(report: RunReport | Mapping[str, Any] | Sequence[Any]) -> RunReport:

@@ -9,21 +9,62 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import MirageError
 from ..report.leaderboard import build_leaderboard
 from ..report.model import (
+    ANSWER_CHARS,
+    EXCERPT_CHARS,
     ArenaRow,
+    CaseDetail,
     CollectionError,
     MetricInfo,
+    PassageView,
     RunReport,
     SuiteInfo,
     SurrogateInfo,
     SurrogateScore,
 )
 from ..results import CaseResult
+from ..retrieval import corpus_map
 from ..rules import Rule, evaluate_gates
 from .arena_step import SURROGATE_DIR, ArenaOutcome, run_arena
 from .context import RunContext
 from .references import reference_results
+from .requests import suite_k
+
+
+def _excerpt(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit].rstrip() + " …"
+
+
+def case_details(ctx: RunContext, results: Iterable[CaseResult]) -> list[CaseDetail]:
+    """The per-case view of failed and errored cases: question, answer, passages, citations."""
+    out = []
+    for r in results:
+        if r.outcome not in ("failed", "error"):
+            continue
+        try:
+            suite = ctx.suite(r.suite_ref)
+            case = suite.case(r.case_id)
+        except (MirageError, KeyError):
+            continue  # a case of a suite that no longer loads: its result row still says why
+        line = r.run_line or {}
+        cited = tuple(str(c) for c in line.get("citations") or ())
+        answer = line.get("answer", line.get("output"))
+        passages = case.passages
+        known: set[str] = {p.id for p in passages}
+        if suite.corpus is not None:
+            by_id = corpus_map(suite.corpus)
+            known |= {c for c in cited if c in by_id}
+            if not passages:
+                ids = dict.fromkeys([*(line.get("retrieved") or ())[: suite_k(suite)], *case.relevant, *cited])
+                passages = tuple(by_id[i] for i in ids if i in by_id)
+        views = tuple(PassageView(p.id, _excerpt(p.text, EXCERPT_CHARS), p.title, p.id in case.relevant, p.id in cited)
+                      for p in passages)
+        out.append(CaseDetail(r.suite, r.case_id, r.lang, r.model, case.source, case.question,
+                              _excerpt(str(answer), ANSWER_CHARS) if answer is not None else None,
+                              tuple(c for c in cited if c in known), tuple(c for c in cited if c not in known), views))
+    return out
 
 
 @dataclass
@@ -109,7 +150,8 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
         surrogate_scores=tuple(SurrogateScore(su, la, mo, sc, rk)
                                for (su, la, mo), (sc, rk) in sorted(arena.surrogate_scores.items())),
         metric_info=info, problems=tuple(all_problems), fatal=tuple(arena.fatal),
-        collection_errors=tuple(sorted(collection_errors, key=lambda e: e.nodeid)))
+        collection_errors=tuple(sorted(collection_errors, key=lambda e: e.nodeid)),
+        cases=tuple(case_details(ctx, res)))
     return report, arena
 
 
