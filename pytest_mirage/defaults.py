@@ -12,3 +12,6 @@ JUDGE_ORDER = "both"
 TOURNAMENTS = 200  # bootstrap tournaments of the arena
 MIN_TOURNAMENTS = 10
 RETRIEVAL_K = 3  # cut-off of retrieval metrics and size of the harness's retrieved context
+ALPHA = 0.05  # significance level of regression gates and head-to-head tests
+PAIRED_TEST = "t"  # the paired test of baseline comparisons: t or sign_flip
+REPEAT = 1  # samples per case

@@ -74,6 +74,26 @@ OPTIONS: tuple[Option, ...] = (
            "arena and save it next to each suite (surrogate/<lang>.json)", "bool"),
     Option("--mirage-surrogate-features", "mirage_surrogate_features", "features of the surrogate judge "
            "(comma-separated metric names; default: every metric all models have)", "string", "NAMES"),
+    Option("--mirage-baseline", "mirage_baseline", "compare with a baseline run (a JSON report written by "
+           "--mirage-report): deltas, intervals and p-values per suite x language x metric, and regression gates "
+           "such as 'citation_recall.mean@hi drop <= 0.02'", "string", "PATH"),
+    Option("--mirage-baseline-map", "mirage_baseline_map", "compare a model of this run with a differently named "
+           "model of the baseline: CANDIDATE=PRODUCTION (repeatable)", "list", "NEW=OLD"),
+    Option("--mirage-alpha", "mirage_alpha", "significance level of regression gates and head-to-head tests",
+           "string", "A", defaults.ALPHA),
+    Option("--mirage-paired-test", "mirage_paired_test", "paired test of baseline comparisons: t or sign_flip",
+           "string", "TEST", defaults.PAIRED_TEST),
+    Option("--mirage-repeat", "mirage_repeat", "answer every case N times (independent cached calls; use a "
+           "temperature > 0): pass rates, pass^N and flaky cases", "int", "N", defaults.REPEAT),
+    Option("--mirage-sample", "mirage_sample", "run a seeded subset per suite x language: a share such as 0.2 "
+           "or a count such as 50", "string", "SHARE|N"),
+    Option("--mirage-head-to-head", "mirage_head_to_head", "metrics of the head-to-head table of every pair of "
+           "models under test (comma-separated; default: the headline metrics)", "string", "NAMES"),
+    Option("--mirage-surrogate-dir", "mirage_surrogate_dir", "where surrogates are saved and read "
+           "(DIR/<suite>/<lang>.json; default: the suite folder's surrogate/, or the cache folder for an "
+           "installed suite)", "string", "DIR"),
+    Option("--mirage-force-surrogate", "mirage_force_surrogate", "save a trained surrogate even when its health "
+           "check fails (gates that use it say so)", "bool"),
     Option("--mirage-suite-stats", "mirage_suite_stats", "print per-language statistics of the collected "
            "suites (MIRAGE Table 1 style) and warnings for thin languages", "bool"),
     Option("--mirage-no-leaderboard", "mirage_no_leaderboard", "do not print the leaderboard", "bool"),

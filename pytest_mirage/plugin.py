@@ -107,7 +107,7 @@ class SuiteCollector(pytest.Collector):
             ctl.ctx.register_suite(suite, self.ref)
         except MirageError as exc:
             raise SuiteError(str(exc)) from None
-        cases = [c for c in suite.cases if ctl.ctx.selected(c)]
+        cases = ctl.ctx.run_cases(suite)
         ctl.add_lang_markers({c.lang for c in cases})
         for case in cases:
             for spec in ctl.ctx.settings.models:
@@ -322,15 +322,24 @@ class MirageController:
         self.results: dict[tuple[str, str, str], CaseResult] = {}
         self.collection_errors: dict[str, str] = {}
         self.finished: Finished | None = None
-        self.notes: list[str] = []
+        self.notes: list[str] = []  # problems found along the way, printed at the end
+        self.errors: list[str] = []  # what made the run fail outside the report (printed in red)
         self._jobs: dict[str, list[Job]] = {}
         self._langs: set[str] = set()
         self._collected: list[tuple[str, Case]] = []
+        self.baseline: tuple[Path, list[Any]] | None = None
         if not self.is_worker:
             from .report.write import remove_stale
 
             s = self.ctx.settings
             self.notes += remove_stale([s.report, s.markdown, s.html])
+            if s.baseline is not None:
+                from .run.baseline import load_baseline
+
+                try:
+                    self.baseline = (s.baseline, load_baseline(s.baseline))
+                except MirageError as exc:
+                    raise pytest.UsageError(str(exc)) from None
 
     @staticmethod
     def _metrics(config: pytest.Config) -> Any:
@@ -483,7 +492,7 @@ class MirageController:
         except MirageError as exc:
             raise pytest.UsageError(f"@pytest.mark.mirage(suite={suite!r}): {exc}") from None
         langs = {x.strip() for x in lang.split(",")} if lang else None
-        cases = [(ref, c) for c in s.cases if self.ctx.selected(c) and (langs is None or c.lang in langs)]
+        cases = [(ref, c) for c in self.ctx.run_cases(s) if langs is None or c.lang in langs]
         if not cases:
             raise pytest.UsageError(f"@pytest.mark.mirage(suite={suite!r}, lang={lang!r}): no case of suite "
                                     f"{s.name!r} matches (its languages: {', '.join(sorted({c.lang for c in s.cases}))})")
@@ -507,6 +516,7 @@ class MirageController:
         if self.is_worker:
             self.config.workeroutput[ENGINE_STATS_KEY] = self.ctx.stats.to_dict()  # type: ignore[attr-defined]
             return
+        from .errors import MirageError
         from .report.model import CollectionError
         from .run.finish import finish_run
 
@@ -514,10 +524,16 @@ class MirageController:
         if not self.results and not s.writes_reports and not self.collection_errors:
             return
         errors = [CollectionError(k, v) for k, v in self.collection_errors.items()]
-        self.finished = finish_run(self.ctx, self.results.values(), collection_errors=errors,
-                                   exitstatus=int(session.exitstatus), problems=self.notes)
+        try:
+            self.finished = finish_run(self.ctx, self.results.values(), collection_errors=errors,
+                                       exitstatus=int(session.exitstatus), problems=self.notes, baseline=self.baseline)
+        except MirageError as exc:  # e.g. a model map naming no model of this run: one clear line
+            self.errors.append(f"the session end failed: {exc}")
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            return
         rep = self.finished.report
-        if (rep.failed_gates or rep.fatal or self.finished.write_problems) and session.exitstatus == pytest.ExitCode.OK:
+        if (rep.failed_gates or rep.fatal or rep.failed_regressions or self.finished.write_problems) \
+                and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -543,6 +559,8 @@ class MirageController:
         if done is None:
             for line in self.notes:
                 write(f"mirage: {line}", yellow=True)
+            for line in self.errors:
+                write(f"mirage ERROR: {line}", red=True, bold=True)
             return
         rep = done.report
         if ctx.settings.leaderboard and rep.leaderboard:
@@ -556,6 +574,13 @@ class MirageController:
             for line in lines:
                 failed = line.startswith("FAILED")
                 write(line, red=failed, bold=failed)
+        from .report.stats_lines import statistics_sections
+
+        for title, section in statistics_sections(rep):
+            terminalreporter.section(title, sep="-")
+            for line in section:
+                bad = line.startswith("FAILED")
+                write(line, red=bad, bold=bad)
         if rep.judge:
             write(judge_line(rep.judge))
         for path in done.saved_surrogates:

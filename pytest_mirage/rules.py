@@ -25,7 +25,9 @@ OPS: dict[str, Callable[[float, float], bool]] = {
 }
 # the opposite operator, used to say why a value failed ("0.33 < 0.50")
 NEGATION = {">=": "<", ">": "<=", "<=": ">", "<": ">=", "==": "!="}
-STATS = ("mean", "median", "min", "p10", "ci_low", "ci_high", "pass_rate")
+STATS = ("mean", "median", "min", "p10", "ci_low", "ci_high", "pass_rate", "ppi_low", "ppi_high")
+# prediction-powered bounds of a judge's mean from a suite's human labels: one value per suite x model
+PPI_STATS = ("ppi_low", "ppi_high")
 RULE_RE = re.compile(
     r"^\s*(?P<metric>[A-Za-z_][A-Za-z0-9_]*)"
     r"(?:\.(?P<stat>[A-Za-z0-9_]+))?"
@@ -78,6 +80,9 @@ def parse_rule(expr: str, *, gate: bool, source: str = "") -> Rule:
     if stat is not None and stat not in STATS:
         raise ConfigError(f"gate {expr!r}: unknown statistic {stat!r}; expected one of "
                           f"{', '.join(STATS)}.{did_you_mean(stat, STATS)}")
+    if stat in PPI_STATS and m["lang"] is not None:
+        raise ConfigError(f"gate {expr!r}: {stat} is computed per suite x model over all its languages (the "
+                          "human labels are too few to split); drop the @LANG")
     if m["lang"] is not None:
         if err := check_lang(m["lang"]):
             raise ConfigError(f"{'gate' if gate else 'threshold'} {expr!r}: @{m['lang']}: {err}")
@@ -178,7 +183,8 @@ class GateResult:
 def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, Sequence[Rule]], *,
                    model_level: Iterable[str] = (), seed: int = 0,
                    model_values: Mapping[tuple[str, str, str], Mapping[str, float]] | None = None,
-                   model_level_reason: str = "") -> list[GateResult]:
+                   model_level_reason: str = "",
+                   ppi: Mapping[tuple[str, str, str], tuple[float, float]] | None = None) -> list[GateResult]:
     """Evaluate gates per suite x language x model under test (reference systems are not gated).
 
     Cases that errored have no values; a gate never passes on the cases that happened to work: with
@@ -186,9 +192,11 @@ def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, S
     every case errored fails. ``model_level`` names the metrics computed once per suite x language x
     model (``model_values`` holds them); a gate on one of them without a value fails with
     ``model_level_reason``. A gate naming a language the suite has no selected cases in is reported
-    as not evaluable.
+    as not evaluable. ``ppi`` holds the PPI interval of (suite, model, metric) for the ``ppi_low`` /
+    ``ppi_high`` statistics, which are evaluated once per suite x model (``lang`` "all").
     """
     model_values = model_values or {}
+    ppi = ppi or {}
     model_level = frozenset(model_level)
     groups: dict[tuple[str, str, str], list[CaseResult]] = defaultdict(list)
     langs: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -202,7 +210,7 @@ def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, S
         rs = groups[(suite, lang, model)]
         errors = sum(1 for r in rs if r.outcome == "error")
         for rule in gates_by_suite.get(suite, ()):
-            if not rule.applies_to(lang):
+            if not rule.applies_to(lang) or rule.stat in PPI_STATS:
                 continue
             assert rule.stat is not None
             if rule.metric in model_level:
@@ -234,6 +242,16 @@ def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, S
             out.append(GateResult(suite, lang, model, rule.expr, rule.source, v, ok, n, errors, note))
     for (suite, model), present in sorted(langs.items()):
         for rule in gates_by_suite.get(suite, ()):
+            if rule.stat in PPI_STATS:
+                interval = ppi.get((suite, model, rule.metric))
+                if interval is None:
+                    out.append(GateResult(suite, "all", model, rule.expr, rule.source, None, False, 0, 0,
+                                          f"no PPI estimate of {rule.metric}: the suite needs human labels "
+                                          "(labels.csv) with at least 2 matched cases of this model"))
+                    continue
+                pv = interval[0] if rule.stat == "ppi_low" else interval[1]
+                out.append(GateResult(suite, "all", model, rule.expr, rule.source, pv, rule.check(pv), 1))
+                continue
             if rule.lang is not None and rule.lang not in present:
                 out.append(GateResult(suite, rule.lang, model, rule.expr, rule.source, None, None, 0, 0,
                                       f"no selected case in language {rule.lang!r}"))

@@ -8,6 +8,7 @@ gates merge their layers instead (CLI > ini > suite manifest, per rule key), see
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +20,18 @@ from .errors import ConfigError, did_you_mean
 from .langcodes import check_lang
 from .models.registry import ModelSpec, parse_model_spec
 from .rules import Rule, parse_rule
+from .stats import StatsError
+from .stats.gates import RegressionGate, parse_regression_gate
+from .stats.paired import TEST_METHODS
+from .stats.sampling import parse_sample
 
 JUDGE_ORDERS = ("both", "random")
+_REGRESSION_RE = re.compile(r"\s(drop|rise)\s*<=")
+
+
+def is_regression_gate(expr: str) -> bool:
+    """``citation_recall.mean@hi drop <= 0.02`` (against a baseline), not ``... >= 0.5`` (a floor)."""
+    return _REGRESSION_RE.search(expr) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +45,7 @@ class Settings:
     thresholds_ini: tuple[Rule, ...] = ()
     gates_cli: tuple[Rule, ...] = ()
     gates_ini: tuple[Rule, ...] = ()
+    regressions: tuple[RegressionGate, ...] = ()  # CLI and ini regression gates (need a baseline)
     metrics: tuple[str, ...] | None = None
     report: Path | None = None
     markdown: Path | None = None
@@ -51,6 +63,16 @@ class Settings:
     tournaments: int = defaults.TOURNAMENTS
     train_surrogate: bool = False
     surrogate_features: tuple[str, ...] | None = None
+    surrogate_dir: Path | None = None
+    force_surrogate: bool = False
+    baseline: Path | None = None
+    baseline_map: Mapping[str, str] = field(default_factory=dict)  # candidate model -> baseline model
+    alpha: float = defaults.ALPHA
+    paired_test: str = defaults.PAIRED_TEST
+    repeat: int = defaults.REPEAT
+    sample_count: int | None = None
+    sample_share: float | None = None
+    head_to_head: tuple[str, ...] | None = None
     sources: Mapping[str, str] = field(default_factory=dict)
 
     def source(self, name: str) -> str:
@@ -83,7 +105,45 @@ def _names(raw: Any) -> tuple[str, ...]:
 def _rules(raw: options.Raw | None, gate: bool) -> tuple[Rule, ...]:
     if raw is None:
         return ()
-    return tuple(parse_rule(v, gate=gate, source=raw.source) for v in raw.value if str(v).strip())
+    return tuple(parse_rule(v, gate=gate, source=raw.source) for v in raw.value
+                 if str(v).strip() and not (gate and is_regression_gate(str(v))))
+
+
+def _regressions(raw: options.Raw | None) -> tuple[RegressionGate, ...]:
+    if raw is None:
+        return ()
+    out = []
+    for v in raw.value:
+        if is_regression_gate(str(v)):
+            try:
+                out.append(parse_regression_gate(str(v), source=raw.source))
+            except StatsError as exc:
+                raise ConfigError(f"{raw.source}: {exc}") from None
+    return tuple(out)
+
+
+def parse_alpha(raw: options.Raw) -> float:
+    try:
+        alpha = float(raw.value)
+    except (TypeError, ValueError):
+        alpha = float("nan")
+    if not 0.0 < alpha < 0.5:
+        raise ConfigError(f"{raw.source}: found {raw.value!r}; expected a significance level between 0 and 0.5, "
+                          "e.g. 0.05")
+    return alpha
+
+
+def parse_mapping(raw: options.Raw) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in raw.value or ():
+        new, sep, old = str(item).partition("=")
+        if not sep or not new.strip() or not old.strip():
+            raise ConfigError(f"{raw.source}: found {item!r}; expected CANDIDATE=BASELINE, e.g. "
+                              "openai:my-model-v2=openai:my-model-v1")
+        if new.strip() in out:
+            raise ConfigError(f"{raw.source}: {new.strip()!r} is mapped twice")
+        out[new.strip()] = old.strip()
+    return out
 
 
 def _choice(raw: options.Raw, choices: tuple[str, ...]) -> str:
@@ -130,6 +190,23 @@ def resolve(config: Any) -> Settings:
         opt = options.BY_FLAG[flag]
         rules[f"{opt.name}_cli"] = _rules(options.cli_value(config, opt), gate)
         rules[f"{opt.name}_ini"] = _rules(options.ini_value(config, opt), gate)
+    gate_opt = options.BY_FLAG["--mirage-gate"]
+    regressions = (*_regressions(options.ini_value(config, gate_opt)),
+                   *_regressions(options.cli_value(config, gate_opt)))
+    baseline = get("--mirage-baseline")
+    if regressions and not baseline.value:
+        raise ConfigError(f"{regressions[0].source}: {regressions[0].expr!r} compares with a baseline run: add "
+                          "--mirage-baseline PATH (a JSON report written by --mirage-report)")
+    sample_raw = get("--mirage-sample")
+    sample_count = sample_share = None
+    if sample_raw.value:
+        try:
+            sample_count, sample_share = parse_sample(str(sample_raw.value))
+        except StatsError as exc:
+            raise ConfigError(f"{sample_raw.source}: {exc}") from None
+    repeat_raw = get("--mirage-repeat")
+    h2h = get("--mirage-head-to-head")
+    surrogate_dir = get("--mirage-surrogate-dir")
 
     judge_raw = get("--mirage-judge")
     train = get("--mirage-train-surrogate")
@@ -166,5 +243,13 @@ def resolve(config: Any) -> Settings:
         tournaments=parse_int(tn.value, tn.source, minimum=defaults.MIN_TOURNAMENTS),
         train_surrogate=bool(train.value),
         surrogate_features=_names(features.value) if features.value else None,
+        surrogate_dir=Path(surrogate_dir.value) if surrogate_dir.value else None,
+        force_surrogate=bool(get("--mirage-force-surrogate").value),
+        regressions=regressions, baseline=Path(baseline.value) if baseline.value else None,
+        baseline_map=parse_mapping(get("--mirage-baseline-map")), alpha=parse_alpha(get("--mirage-alpha")),
+        paired_test=_choice(get("--mirage-paired-test"), TEST_METHODS),
+        repeat=parse_int(repeat_raw.value, repeat_raw.source, minimum=1),
+        sample_count=sample_count, sample_share=sample_share,
+        head_to_head=_names(h2h.value) if h2h.value else None,
         sources=sources,
     )

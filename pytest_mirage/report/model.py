@@ -118,6 +118,7 @@ class CollectionError:
 
 
 Status = Literal["passed", "failed"]
+STATISTICS_KEYS = ("sample", "baseline", "regressions", "head_to_head", "calibration", "repeats")
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +141,15 @@ class RunReport:
     fatal: tuple[str, ...] = ()
     collection_errors: tuple[CollectionError, ...] = ()
     cases: tuple[CaseDetail, ...] = ()  # failed and errored cases, for the per-case view
+    # the statistics sections, as JSON-able mappings written by pytest_mirage.stats (docs/statistics.md):
+    # "baseline" (comparison rows, added/removed cases), "regressions" (regression gate results),
+    # "head_to_head", "calibration" (judge agreement and PPI per suite), "sample", "repeats"
+    statistics: Mapping[str, Any] = field(default_factory=dict)
     version: str = __version__
+
+    @property
+    def failed_regressions(self) -> list[Mapping[str, Any]]:
+        return [g for g in self.statistics.get("regressions", ()) if g.get("failed") is True]
 
     @property
     def reference_models(self) -> dict[str, set[str]]:
@@ -204,6 +213,8 @@ class RunReport:
                              "passages": [{"id": p.id, "title": p.title, "text": p.text, "relevant": p.relevant,
                                            "cited": p.cited} for p in c.passages],
                              "judges": dict(c.judges)} for c in self.cases]
+        for key, value in self.statistics.items():
+            out[key] = _rounded(value)
         out["status"] = self.status
         out["exitstatus"] = self.exitstatus
         return out
@@ -415,6 +426,10 @@ class _Reader:
                                     self.texts(c, "citations", w, required=False),
                                     self.texts(c, "invalid_citations", w, required=False), tuple(passages),
                                     {str(k): str(v) for k, v in self.mapping(c, "judges", w, required=False).items()}))
+        statistics = {}
+        for key in STATISTICS_KEYS:
+            if key in r:
+                statistics[key] = r[key]
         status = r.get("status", "passed")
         if status not in ("passed", "failed"):
             raise _bad("status", status, "passed or failed")
@@ -425,7 +440,8 @@ class _Reader:
             exitstatus=self.integer(r, "exitstatus", "", default=0), arena=tuple(arena), judge=dict(judge),
             surrogates=tuple(surrogates), surrogate_scores=tuple(scores), metric_info=info,
             problems=self.texts(r, "problems", "", required=False), fatal=self.texts(r, "fatal", "", required=False),
-            collection_errors=tuple(errors), cases=tuple(cases), version=str(version) if version is not None else "")
+            collection_errors=tuple(errors), cases=tuple(cases), statistics=statistics,
+            version=str(version) if version is not None else "")
 
 
 def as_report(report: RunReport | Mapping[str, Any] | Sequence[Any]) -> RunReport:

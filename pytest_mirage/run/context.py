@@ -7,7 +7,8 @@ created once and read many times; nothing here answers cases or aggregates resul
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
 
 from ..engine import EngineSettings, EngineStats
 from ..errors import ConfigError, SuiteError
@@ -15,7 +16,10 @@ from ..metrics.base import MetricRegistry
 from ..models.base import ModelAdapter
 from ..models.registry import ModelRegistry, ModelSpec
 from ..rules import Rule, merge_rules, parse_rule
-from ..settings import Settings
+from ..settings import Settings, is_regression_gate
+from ..stats import StatsError
+from ..stats.gates import RegressionGate, parse_regression_gate
+from ..stats.sampling import Sample, sample_cases
 from ..suites.model import Case, Suite
 from ..suites.resolve import load_ref
 from .requests import suite_k
@@ -26,11 +30,13 @@ LAZY_KINDS = frozenset({"hf", "vllm"})
 
 @dataclass(frozen=True, slots=True)
 class SuiteRules:
-    """A suite's thresholds and gates after precedence (CLI > ini > manifest), and its metric names."""
+    """A suite's thresholds and gates after precedence (CLI > ini > manifest), its regression gates
+    (manifest ones; the CLI/ini ones apply to every suite) and its metric names."""
 
     thresholds: tuple[Rule, ...]
     gates: tuple[Rule, ...]
     metrics: tuple[str, ...]
+    regressions: tuple[RegressionGate, ...] = ()
 
 
 @dataclass
@@ -46,6 +52,7 @@ class RunContext:
     _suites: dict[str, Suite] = field(default_factory=dict)
     _names: dict[str, str] = field(default_factory=dict)
     _rules: dict[str, SuiteRules] = field(default_factory=dict)
+    _samples: dict[str, Sample] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         s = self.settings
@@ -66,6 +73,7 @@ class RunContext:
         for name in s.surrogate_features or ():
             if name not in self.metrics:
                 raise ConfigError(f"{s.source('surrogate-features')}: {unknown_metric(self.metrics, name)}")
+        self.settings = replace(s, regressions=tuple(self.check_regression(g) for g in s.regressions))
         for spec in (*s.models, *((s.judge,) if s.judge else ())):
             self.models.check(spec)
             if spec.kind not in LAZY_KINDS:
@@ -77,6 +85,17 @@ class RunContext:
                 raise ConfigError(f"--mirage-model {spec.raw!r} and {names[name]!r} are both named {name!r}; "
                                   "results would be mixed: give one of them another name (replay:PATH?model=...)")
             names[name] = spec.raw
+
+    def check_regression(self, gate: RegressionGate, suite: str | None = None) -> RegressionGate:
+        """A regression gate whose metric is known, re-parsed knowing which way the metric is better
+        (a ``drop`` gate on a lower-is-better metric would gate improvements)."""
+        if gate.metric not in self.metrics:
+            raise ConfigError(f"{gate.source}: {gate.expr!r}: {unknown_metric(self.metrics, gate.metric)}")
+        try:
+            return parse_regression_gate(gate.expr, source=gate.source, suite=suite,
+                                         higher_is_better=self.metrics[gate.metric].higher_is_better)
+        except StatsError as exc:
+            raise ConfigError(f"{gate.source}: {exc}") from None
 
     # ---------------------------------------------------------------- models
     def adapter(self, spec: ModelSpec) -> ModelAdapter:
@@ -117,6 +136,26 @@ class RunContext:
     def selected(self, case: Case) -> bool:
         return self.settings.langs is None or case.lang in self.settings.langs
 
+    def sample(self, suite: Suite) -> Sample | None:
+        """The seeded subset of ``--mirage-sample`` (per suite x language; None: every case runs)."""
+        s = self.settings
+        if s.sample_count is None and s.sample_share is None:
+            return None
+        cached = self._samples.get(suite.name)
+        if cached is None:
+            groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+            for case in suite.cases:
+                if self.selected(case):
+                    groups[(suite.name, case.lang)].append(case.id)
+            cached = self._samples[suite.name] = sample_cases(groups, count=s.sample_count, share=s.sample_share,
+                                                              seed=s.seed)
+        return cached
+
+    def run_cases(self, suite: Suite) -> list[Case]:
+        """The cases of ``suite`` this run answers: the language filter, then the sample."""
+        sample = self.sample(suite)
+        return [c for c in suite.cases if self.selected(c) and (sample is None or sample.contains(suite.name, c.id))]
+
     def rules(self, suite: Suite) -> SuiteRules:
         """Thresholds, gates and metric names of ``suite`` (computed once per suite)."""
         cached = self._rules.get(suite.name)
@@ -126,7 +165,20 @@ class RunContext:
         where = str(suite.manifest) if suite.manifest else f"suite {suite.name}"
         th_manifest = [parse_rule(f"{k} {v}", gate=False, source=f"[thresholds] in {where}")
                        for k, v in suite.thresholds.items()]
-        gt_manifest = [parse_rule(f"{k} {v}", gate=True, source=f"[gates] in {where}") for k, v in suite.gates.items()]
+        gate_exprs = [f"{k} {v}" for k, v in suite.gates.items()]
+        gt_manifest = [parse_rule(e, gate=True, source=f"[gates] in {where}") for e in gate_exprs
+                       if not is_regression_gate(e)]
+        regressions = []
+        for e in gate_exprs:
+            if is_regression_gate(e):
+                try:
+                    gate = parse_regression_gate(e, source=f"[gates] in {where}")
+                except StatsError as exc:
+                    raise SuiteError(f"[gates] in {where}: {exc}") from None
+                try:
+                    regressions.append(self.check_regression(gate, suite=suite.name))
+                except ConfigError as exc:
+                    raise SuiteError(str(exc)) from None
         th = merge_rules([th_manifest, s.thresholds_ini, s.thresholds_cli])
         gt = merge_rules([gt_manifest, s.gates_ini, s.gates_cli])
         problems = [f"{r.source}: {r.expr!r}: {unknown_metric(self.metrics, r.metric)}"
@@ -135,7 +187,8 @@ class RunContext:
             raise SuiteError("\n".join(problems))
         base = list(s.metrics) if s.metrics is not None else self.metrics.defaults()
         names = list(dict.fromkeys([*base, *(r.metric for r in (*th, *gt)), *(s.surrogate_features or ())]))
-        rules = SuiteRules(tuple(th), tuple(gt), tuple(self.metrics.case_level(names)))
+        names += [g.metric for g in (*regressions, *s.regressions) if g.metric not in names]
+        rules = SuiteRules(tuple(th), tuple(gt), tuple(self.metrics.case_level(names)), tuple(regressions))
         self._rules[suite.name] = rules
         return rules
 

@@ -8,8 +8,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import MirageError
+from ..report.format import HEADLINE_METRICS
 from ..report.leaderboard import build_leaderboard
 from ..report.model import (
     ANSWER_CHARS,
@@ -27,7 +29,9 @@ from ..report.model import (
 from ..results import CaseResult
 from ..retrieval import corpus_map
 from ..rules import Rule, evaluate_gates
+from ..stats.records import CaseRecord
 from .arena_step import SURROGATE_DIR, ArenaOutcome, run_arena
+from .baseline import compare_with_baseline
 from .context import RunContext
 from .references import reference_results
 from .requests import suite_k
@@ -67,6 +71,9 @@ def case_details(ctx: RunContext, results: Iterable[CaseResult]) -> list[CaseDet
     return out
 
 
+LABEL_FILES = ("labels.csv", "labels.jsonl")  # human labels a suite may carry (docs/statistics.md)
+
+
 @dataclass
 class Finished:
     """What the session end produced: the report and the files written (for the terminal summary)."""
@@ -102,8 +109,66 @@ def _model_gate_problems(gates_by_suite: dict[str, Sequence[Rule]], model_level:
     return out
 
 
+def head_to_head_rows(ctx: RunContext, results: Sequence[CaseResult]) -> list[dict[str, Any]]:
+    """Per suite, every pair of models under test on each chosen metric (wins/ties/losses, sign test)."""
+    from ..stats.headtohead import head_to_head
+
+    out: list[dict[str, Any]] = []
+    by_suite: dict[str, set[str]] = defaultdict(set)
+    for r in results:
+        by_suite[r.suite].add(r.model)
+    for suite, models in sorted(by_suite.items()):
+        if len(models) < 2:
+            continue
+        mine = [r for r in results if r.suite == suite]
+        present = {k for r in mine for k, v in r.metrics.items() if v is not None}
+        metrics = ctx.settings.head_to_head or tuple(m for m in HEADLINE_METRICS if m in present)
+        ordered = sorted(models)
+        for i, a in enumerate(ordered):
+            for b in ordered[i + 1:]:
+                for metric in metrics:
+                    if metric not in present:
+                        continue
+                    h = head_to_head(mine, a, b, metric, higher_is_better=ctx.metrics[metric].higher_is_better,
+                                     alpha=ctx.settings.alpha)
+                    out.append({"suite": suite, **h.to_json()})
+    return out
+
+
+def calibration_sections(ctx: RunContext, results: Sequence[CaseResult]) -> tuple[list[dict[str, Any]],
+                                                                                dict[tuple[str, str, str], tuple[float, float]],
+                                                                                list[str]]:
+    """Judge agreement and PPI means of every suite that carries human labels (labels.csv/.jsonl)."""
+    from ..stats import StatsError
+    from ..stats.calibration import calibrate
+    from ..stats.labels import load_labels
+
+    sections: list[dict[str, Any]] = []
+    intervals: dict[tuple[str, str, str], tuple[float, float]] = {}
+    problems: list[str] = []
+    for ref in sorted({r.suite_ref for r in results}):
+        suite = ctx.suite(ref)
+        files = [suite.root / name for name in LABEL_FILES if (suite.root / name).is_file()]
+        if not files:
+            continue
+        mine = [r for r in results if r.suite_ref == ref]
+        try:
+            labels = load_labels(files[0], suite=suite.name, cases={c.id for c in suite.cases},
+                                 metrics=ctx.metrics.names)
+            cal = calibrate(mine, labels, suite=suite.name, alpha=ctx.settings.alpha)
+        except StatsError as exc:
+            problems.append(f"human labels of suite {suite.name} not used: {exc}")
+            continue
+        sections.append({"suite": suite.name, "labels": str(files[0]), **cal.to_json()})
+        for g in cal.groups:
+            if g.ppi is not None:
+                intervals[(g.suite, g.model, g.metric)] = (g.ppi.interval.low, g.ppi.interval.high)
+    return sections, intervals, problems
+
+
 def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_errors: Sequence[CollectionError] = (),
-                 exitstatus: int = 0, problems: Sequence[str] = ()) -> tuple[RunReport, ArenaOutcome]:
+                 exitstatus: int = 0, problems: Sequence[str] = (),
+                 baseline: tuple[Path, Sequence[CaseRecord]] | None = None) -> tuple[RunReport, ArenaOutcome]:
     """Everything the run reports, computed once."""
     res = sorted(results, key=lambda r: (r.suite, r.lang, r.case_id, r.model))
     refs = reference_results(ctx, res) if res else None
@@ -122,10 +187,33 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
     all_problems = [*problems, *(refs.problems if refs else []), *arena.problems,
                     *_model_gate_problems(gates_by_suite, model_level, arena)]
     reason = arena.surrogate_error or "no model-level value (no trained surrogate?)"
+    statistics: dict[str, Any] = {}
+    samples = [smp for ref in sorted({r.suite_ref for r in res}) if (smp := ctx.sample(ctx.suite(ref))) is not None]
+    if samples:
+        statistics["sample"] = {**samples[0].to_json(), "groups": [g.to_json() for smp in samples for g in smp.groups],
+                                "description": "; ".join(smp.describe() for smp in samples)}
+    calibration, ppi, cal_problems = calibration_sections(ctx, res)
+    all_problems += cal_problems
+    if calibration:
+        statistics["calibration"] = calibration
     gates = evaluate_gates(res, gates_by_suite, model_level=model_level, seed=ctx.settings.seed,
-                           model_values=model_values, model_level_reason=reason)
-    failed = bool(exitstatus != 0 or any(g.passed is False for g in gates) or arena.fatal or collection_errors
-                  or any(r.outcome in ("failed", "error") for r in res))
+                           model_values=model_values, model_level_reason=reason, ppi=ppi)
+    fatal = list(arena.fatal)
+    if baseline is not None:
+        try:
+            outcome = compare_with_baseline(ctx, baseline[0], baseline[1], res)
+        except MirageError as exc:  # the rest of the report still stands; the run fails with why
+            fatal.append(f"baseline comparison not computed: {exc}")
+        else:
+            statistics["baseline"] = {"path": str(outcome.path), **outcome.comparison.to_json()}
+            if outcome.regressions:
+                statistics["regressions"] = [g.to_json() for g in outcome.regressions]
+    h2h = head_to_head_rows(ctx, res)
+    if h2h:
+        statistics["head_to_head"] = h2h
+    failed = bool(exitstatus != 0 or any(g.passed is False for g in gates) or fatal or collection_errors
+                  or any(r.outcome in ("failed", "error") for r in res)
+                  or any(g.get("failed") is True for g in statistics.get("regressions", ())))
     suites = []
     for ref in sorted({r.suite_ref for r in res}):
         suite = ctx.suite(ref)
@@ -149,9 +237,9 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
                                        e.get("created")) for e in arena.surrogate),
         surrogate_scores=tuple(SurrogateScore(su, la, mo, sc, rk)
                                for (su, la, mo), (sc, rk) in sorted(arena.surrogate_scores.items())),
-        metric_info=info, problems=tuple(all_problems), fatal=tuple(arena.fatal),
+        metric_info=info, problems=tuple(all_problems), fatal=tuple(fatal),
         collection_errors=tuple(sorted(collection_errors, key=lambda e: e.nodeid)),
-        cases=tuple(case_details(ctx, res)))
+        cases=tuple(case_details(ctx, res)), statistics=statistics)
     return report, arena
 
 
@@ -185,11 +273,12 @@ def write_files(ctx: RunContext, report: RunReport, results: Iterable[CaseResult
 
 
 def finish_run(ctx: RunContext, results: Iterable[CaseResult], *, collection_errors: Sequence[CollectionError] = (),
-               exitstatus: int = 0, problems: Sequence[str] = ()) -> Finished:
+               exitstatus: int = 0, problems: Sequence[str] = (),
+               baseline: tuple[Path, Sequence[CaseRecord]] | None = None) -> Finished:
     """Build the report and write the files the user asked for."""
     res = list(results)
     report, arena = build_report(ctx, res, collection_errors=collection_errors, exitstatus=exitstatus,
-                                 problems=problems)
+                                 problems=problems, baseline=baseline)
     written = write_files(ctx, report, res)
     return Finished(report=report, written=written.paths, record_path=written.record,
                     saved_surrogates=list(arena.saved), write_problems=written.problems)

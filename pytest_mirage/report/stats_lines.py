@@ -1,0 +1,114 @@
+"""Terminal sections of the statistics a run computed: sample, baseline comparison, regression gates,
+head-to-head tables and judge calibration (see docs/statistics.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from .format import HEADLINE_METRICS, fmt
+from .model import RunReport
+
+MAX_CHANGES = 10  # added/removed cases listed in the terminal (the report lists all)
+
+
+def _signed(v: Any) -> str:
+    return "–" if not isinstance(v, int | float) else f"{v:+.3f}"
+
+
+def _p(v: Any) -> str:
+    return "–" if not isinstance(v, int | float) else f"{v:.3g}"
+
+
+def baseline_lines(baseline: Mapping[str, Any]) -> list[str]:
+    """Per suite x language x model: the headline metrics' changes; significant ones marked ``*``."""
+    rows = [r for r in baseline.get("rows", ()) if r.get("stat") == "mean" and r.get("metric") in HEADLINE_METRICS]
+    lines = [f"baseline {baseline.get('path')}: paired {baseline.get('test')} test, alpha {baseline.get('alpha')}; "
+             "delta = this run - baseline, * = significant (unadjusted)"]
+    groups: dict[tuple[str, str, str, str], list[Mapping[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["suite"], r["lang"], r["model"], r["baseline_model"]), []).append(r)
+    for (suite, lang, model, base), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] != "all",
+                                                                                 kv[0][1], kv[0][2])):
+        who = model if model == base else f"{model} vs {base}"
+        cells = ", ".join(f"{r['metric']} {_signed(r.get('delta'))}{'*' if r.get('significant') else ''}"
+                          for r in sorted(rs, key=lambda r: HEADLINE_METRICS.index(r["metric"])))
+        lines.append(f"  {suite} [{lang}] {who} (n={rs[0].get('n')}): {cells}")
+    changes = baseline.get("changes") or []
+    if changes:
+        lines.append(f"cases not in both runs: {len(changes)} (listed in the report)")
+        lines += [f"  {c['change']}: {c['suite']} {c['case_id']} ({c['lang']}) {c['model']}"
+                  for c in changes[:MAX_CHANGES]]
+        if len(changes) > MAX_CHANGES:
+            lines.append(f"  ... and {len(changes) - MAX_CHANGES} more")
+    for key, what in (("models_only_in_baseline", "only in the baseline"),
+                      ("models_only_in_candidate", "not in the baseline")):
+        if baseline.get(key):
+            lines.append(f"models {what}: {', '.join(baseline[key])} (map names with --mirage-baseline-map NEW=OLD)")
+    return lines
+
+
+def regression_lines(gates: Sequence[Mapping[str, Any]]) -> list[str]:
+    failed = [g for g in gates if g.get("failed") is True]
+    unknown = [g for g in gates if g.get("failed") is None]
+    lines = [f"mirage regression gates: {len(gates) - len(failed) - len(unknown)} passed, {len(failed)} failed"
+             + (f", {len(unknown)} not evaluable" if unknown else "")]
+    for g in (*failed, *unknown):
+        who = g["model"] if g["model"] == g["baseline_model"] else f"{g['model']} vs {g['baseline_model']}"
+        head = "FAILED" if g.get("failed") else "NOT EVALUABLE"
+        if g.get("failed") is None:
+            lines.append(f"{head} regression gate {g['suite']} [{g['lang']}] {who}: {g['expr']}: {g.get('note')}")
+        else:
+            lines.append(f"{head} regression gate {g['suite']} [{g['lang']}] {who}: {g['expr']} -> worse by "
+                         f"{_signed(g.get('worsening'))} (95% CI {_signed(g.get('ci_low'))}..{_signed(g.get('ci_high'))}, "
+                         f"n={g['n']}), Holm-adjusted p={_p(g.get('p_adjusted'))} over {g['family']} tests "
+                         f"({g.get('source')})")
+    return lines
+
+
+def head_to_head_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    lines = ["per case: wins/ties/losses of the first model, two-sided sign test, 95% Wilson interval of the win "
+             "rate among decided cases"]
+    for r in rows:
+        wr = r.get("win_rate") or {}
+        lines.append(f"  {r['suite']} {r['metric']}: {r['model_a']} vs {r['model_b']}: {r['wins']}/{r['ties']}/"
+                     f"{r['losses']}, p={_p(r.get('p_value'))}, win rate {fmt(wr.get('estimate'))} "
+                     f"[{fmt(wr.get('low'))}, {fmt(wr.get('high'))}]")
+    return lines
+
+
+def calibration_lines(sections: Sequence[Mapping[str, Any]]) -> list[str]:
+    lines = []
+    for sec in sections:
+        lines.append(f"suite {sec['suite']}: human labels {sec.get('labels')}")
+        for a in sec.get("agreement", ()):
+            lines.append(f"  {a['metric']}: agreement on {a.get('n')} labelled rows: accuracy {fmt(a.get('accuracy'))}, "
+                         f"ROC AUC {fmt(a.get('roc_auc'))}, kappa {fmt(a.get('kappa'))}")
+        for g in sec.get("ppi", ()):
+            ppi = g.get("ppi")
+            if ppi is None:
+                lines.append(f"  {g['model']} {g['metric']}: no PPI estimate ({g.get('note')})")
+            else:
+                lines.append(f"  {g['model']} {g['metric']}: PPI mean {fmt(ppi['estimate'])} [{fmt(ppi['low'])}, "
+                             f"{fmt(ppi['high'])}] from {ppi['n_all']} judged + {ppi['n_labelled']} labelled cases "
+                             f"(judge alone {fmt(ppi['judge_mean'])})")
+        unmatched = sec.get("unmatched_labels") or []
+        if unmatched:
+            lines.append(f"  {len(unmatched)} labels not used (listed in the report), e.g. {unmatched[0]['where']}: "
+                         f"{unmatched[0]['reason']}")
+    return lines
+
+
+def statistics_sections(report: RunReport) -> Iterator[tuple[str, list[str]]]:
+    """(title, lines) of each statistics section the run has, in reading order."""
+    st = report.statistics
+    if "sample" in st:
+        yield "pytest-mirage sample", [str(st["sample"].get("description", st["sample"].get("rule")))]
+    if "baseline" in st:
+        yield "pytest-mirage baseline comparison", baseline_lines(st["baseline"])
+    if "regressions" in st:
+        yield "pytest-mirage regression gates", regression_lines(st["regressions"])
+    if "head_to_head" in st:
+        yield "pytest-mirage head-to-head", head_to_head_lines(st["head_to_head"])
+    if "calibration" in st:
+        yield "pytest-mirage judge calibration", calibration_lines(st["calibration"])
