@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_mirage.langcodes import MIRAGE_LANGUAGES
-from pytest_mirage.suites.loader import _Problems
+from pytest_mirage.suites.problems import Problems
 from pytest_mirage.suites.sources import miracl_file, read_qrels, read_topics
 
 DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "miracl-v1.0-dev"
@@ -40,7 +40,7 @@ class LangCounts:
 
 
 def count(directory: Path, lang: str, split: str) -> LangCounts:
-    problems = _Problems()
+    problems = Problems()
     topics_path = miracl_file(directory, "topics", lang, split)
     qrels_path = miracl_file(directory, "qrels", lang, split)
     if topics_path is None or qrels_path is None:
@@ -48,7 +48,7 @@ def count(directory: Path, lang: str, split: str) -> LangCounts:
                          f"expected topics.miracl-v1.0-{lang}-{split}.tsv and qrels.miracl-v1.0-{lang}-{split}.tsv")
     topics = read_topics(topics_path, problems)
     qrels = read_qrels(qrels_path, problems)
-    problems.raise_if_any(directory)
+    problems.raise_if_any()
     per_query = [list(qrels.get(q, {}).values()) for q in topics]
     rel = sum(1 for js in per_query for j in js if j.rel > 0)
     judged = sum(len(js) for js in per_query)

@@ -361,9 +361,9 @@ def test_mirage_export_unparseable_rows_are_reported_with_file_and_line(tmp_path
         f"{path}:3: field 'prompt': cannot recover the passages: ids 1#0 listed in positive_ids/negative_ids "
         "have no \"[id]\" passage line in the Contexts",
         f"{path}:4: field 'positive_ids': found '4410#2'; expected a list of passage ids",
+        f"{path}:5: field 'query_id': duplicate '1' (first at {path}:1); ids must be unique",
         f"{path}:6: invalid JSON at column 2: Expecting property name enclosed in double quotes; "
         "expected one JSON object per line",
-        f"{path}:5: field 'query_id': duplicate '1' (first at {path}:1); ids must be unique",
     ]
 
 
