@@ -5,7 +5,7 @@ Every problem is recorded as ``path:line: field: found ...; expected ...``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,8 +79,11 @@ def parse_passage(obj: Any, where: str, label: str, problems: Problems, keys: Se
     return Passage(id=pid, text=text, title=title or None, doc=doc, lang=lang)
 
 
-def load_corpus(paths: Sequence[Path], problems: Problems) -> tuple[Passage, ...]:
-    """Corpus lines ``{id, doc, text, title?, lang?}`` of retrieval-mode suites."""
+def load_corpus(paths: Sequence[Path], problems: Problems, rejected: set[str] | None = None) -> tuple[Passage, ...]:
+    """Corpus lines ``{id, doc, text, title?, lang?}`` of retrieval-mode suites.
+
+    The ids of lines reported as invalid are added to ``rejected``.
+    """
     chunks: list[Passage] = []
     seen: dict[str, str] = {}
     for path in paths:
@@ -90,6 +93,8 @@ def load_corpus(paths: Sequence[Path], problems: Problems) -> tuple[Passage, ...
                 problems.add(where, "field 'doc' is missing; expected the id of the source document of this chunk")
             p = parse_passage(obj, where, "", problems, CORPUS_KEYS)
             if p is None:
+                if rejected is not None and isinstance(obj.get("id"), str):
+                    rejected.add(obj["id"])
                 continue
             if p.id in seen:
                 problems.add(where, f"field 'id': duplicate chunk id {p.id!r} (first at {seen[p.id]}); chunk ids "
@@ -101,7 +106,8 @@ def load_corpus(paths: Sequence[Path], problems: Problems) -> tuple[Passage, ...
 
 
 def _relevant(obj: Mapping[str, Any], passages: Sequence[Passage], mode: Mode,
-              corpus: Mapping[str, Passage] | None, where: str, problems: Problems) -> list[str]:
+              corpus: Mapping[str, Passage] | None, where: str, problems: Problems,
+              reported: Collection[str] = ()) -> list[str]:
     relevant = obj.get("relevant")
     if relevant is None:
         problems.add(where, "field 'relevant' is missing; expected a list of passage/chunk ids judged relevant")
@@ -115,7 +121,8 @@ def _relevant(obj: Mapping[str, Any], passages: Sequence[Passage], mode: Mode,
         return []
     known = {p.id for p in passages}
     in_corpus = corpus if mode == "retrieval" and corpus is not None else {}
-    missing = [r for r in relevant if r not in known and r not in in_corpus]
+    # ids of passages or chunks already reported as invalid are not reported again here
+    missing = [r for r in relevant if r not in known and r not in in_corpus and r not in reported]
     if missing:
         where_ids = "the case's passages" if mode == "oracle" else "the suite corpus"
         shown = [r if len(r) <= 60 else r[:60] + "..." for r in missing[:10]]
@@ -127,8 +134,13 @@ def _relevant(obj: Mapping[str, Any], passages: Sequence[Passage], mode: Mode,
 
 
 def parse_case(obj: dict[str, Any], where: str, suite_name: str, mode: Mode,
-               corpus: Mapping[str, Passage] | None, problems: Problems) -> Case | None:
-    """Validate one case line; returns None (and records problems) when it is unusable."""
+               corpus: Mapping[str, Passage] | None, problems: Problems,
+               rejected_chunks: Collection[str] = ()) -> Case | None:
+    """Validate one case line; returns None (and records problems) when it is unusable.
+
+    ``rejected_chunks``: ids of corpus lines that were reported as invalid (a case naming one of them
+    as relevant is not reported again).
+    """
     if (err := value_problem(obj)) is not None:  # objects built by the source loaders, too
         problems.add(where, err)
         return None
@@ -143,6 +155,7 @@ def parse_case(obj: dict[str, Any], where: str, suite_name: str, mode: Mode,
     question = str_field(obj, "question", where, problems)
 
     passages: list[Passage] = []
+    reported: set[str] = set(rejected_chunks)
     raw_p = obj.get("passages", [] if mode == "retrieval" else None)
     if raw_p is None:
         problems.add(where, "field 'passages' is missing; expected a list of {id, text, title?} (the oracle context)")
@@ -153,6 +166,10 @@ def parse_case(obj: dict[str, Any], where: str, suite_name: str, mode: Mode,
         for i, po in enumerate(raw_p):
             p = parse_passage(po, where, f"passages[{i}]", problems, PASSAGE_KEYS)
             if p is None:
+                if isinstance(po, dict) and isinstance(po.get("id"), str):
+                    reported.add(po["id"])
+                elif isinstance(po, str):
+                    reported.add(po)
                 continue
             if p.id in ids:
                 problems.add(where, f"passages[{i}]: duplicate passage id {p.id!r} within the case")
@@ -161,7 +178,10 @@ def parse_case(obj: dict[str, Any], where: str, suite_name: str, mode: Mode,
         if mode == "oracle" and not raw_p:
             problems.add(where, "field 'passages' is empty; oracle-mode cases need the context passages")
 
-    relevant = _relevant(obj, passages, mode, corpus, where, problems)
+    if mode == "oracle" and not isinstance(raw_p, list):
+        relevant = []  # nothing to check them against; the passages problem is reported
+    else:
+        relevant = _relevant(obj, passages, mode, corpus, where, problems, reported)
     answers = obj.get("answers", [])
     if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
         problems.add(where, f"field 'answers': found {answers!r:.80}, expected a list of strings (may be empty)")
@@ -185,7 +205,7 @@ def parse_case(obj: dict[str, Any], where: str, suite_name: str, mode: Mode,
 
 
 def load_cases(paths: Sequence[Path], suite_name: str, mode: Mode, corpus: tuple[Passage, ...] | None,
-               problems: Problems) -> tuple[Case, ...]:
+               problems: Problems, rejected_chunks: Collection[str] = ()) -> tuple[Case, ...]:
     """Case lines of the suite's case files, sorted by (language, id)."""
     corpus_ids = {p.id: p for p in corpus} if corpus else None
     cases: list[Case] = []
@@ -193,7 +213,7 @@ def load_cases(paths: Sequence[Path], suite_name: str, mode: Mode, corpus: tuple
     for path in paths:
         for lineno, obj in iter_jsonl(path, problems):
             where = f"{path}:{lineno}"
-            case = parse_case(obj, where, suite_name, mode, corpus_ids, problems)
+            case = parse_case(obj, where, suite_name, mode, corpus_ids, problems, rejected_chunks)
             if case is None:
                 continue
             if case.id in seen:

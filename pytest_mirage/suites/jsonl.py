@@ -36,10 +36,10 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def other_encoding(raw: bytes) -> str | None:
-    """The name of a non-UTF-8 encoding announced by a byte-order mark, or None."""
+    """``UTF-16 (byte-order mark ff fe)`` for a non-UTF-8 encoding announced by a byte-order mark, or None."""
     for bom, name in OTHER_BOMS:
         if raw.startswith(bom):
-            return name
+            return f"{name} (byte-order mark {bom.hex(' ')})"
     return None
 
 
@@ -79,7 +79,7 @@ def iter_jsonl(path: Path, problems: Problems) -> Iterator[tuple[int, dict[str, 
         problems.add(f"{path}:1", f"cannot read file: {exc.strerror or exc}")
         return
     if (enc := other_encoding(raw)) is not None:
-        problems.add(f"{path}:1", f"the file is {enc} (byte-order mark {raw[:2].hex(' ')}); save it as UTF-8")
+        problems.add(f"{path}:1", f"the file is {enc}; save it as UTF-8")
         return
     if raw.startswith(UTF8_BOM):
         raw = raw[3:]  # a UTF-8 byte-order mark (Windows editors) is not part of the first line

@@ -36,6 +36,7 @@ def load_suite(path: str | Path) -> Suite:
         raise AssertionError("parse_manifest returned None without a problem")
     root = manifest_path.parent
     corpus: tuple[Passage, ...] | None = None
+    rejected: set[str] = set()
     description = m.description
     if m.source is not None:
         src = source_from_decl(m.source, manifest_path, problems)
@@ -47,9 +48,9 @@ def load_suite(path: str | Path) -> Suite:
         if m.mode == "retrieval":
             corpus_paths = expand(root, m.corpus, "[suite] corpus", m.where("suite", "corpus"), problems,
                                   required=True)
-            corpus = load_corpus(corpus_paths, problems)
+            corpus = load_corpus(corpus_paths, problems, rejected)
         case_paths = expand(root, m.cases, "[suite] cases", m.where("suite", "cases"), problems, required=True)
-        cases = load_cases(case_paths, m.name, m.mode, corpus, problems)
+        cases = load_cases(case_paths, m.name, m.mode, corpus, problems, rejected)
     run_files = expand(root, m.runs, "[suite] runs", m.where("suite", "runs"), problems, required=False)
     if not cases and not problems.count:
         where = m.where("source") if m.source is not None else m.where("suite", "cases")

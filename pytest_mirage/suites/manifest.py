@@ -122,7 +122,7 @@ def read_manifest_text(path: Path, problems: Problems) -> tuple[str, dict[str, A
         problems.add(f"{path}:1", f"cannot read file: {exc.strerror or exc}")
         return None
     if (enc := other_encoding(raw)) is not None:
-        problems.add(f"{path}:1", f"the file is {enc} (byte-order mark {raw[:2].hex(' ')}); save it as UTF-8")
+        problems.add(f"{path}:1", f"the file is {enc}; save it as UTF-8")
         return None
     raw = raw.removeprefix(UTF8_BOM)
     try:
