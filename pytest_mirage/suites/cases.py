@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import did_you_mean
 from ..langcodes import check_lang
-from .checks import id_problem, value_problem
+from .checks import id_problem
 from .jsonl import iter_jsonl
 from .model import Case, Mode, Passage
 from .problems import Problems
@@ -141,9 +141,6 @@ def parse_case(obj: dict[str, Any], where: str, suite_name: str, mode: Mode,
     ``rejected_chunks``: ids of corpus lines that were reported as invalid (a case naming one of them
     as relevant is not reported again).
     """
-    if (err := value_problem(obj)) is not None:  # objects built by the source loaders, too
-        problems.add(where, err)
-        return None
     n_before = problems.count
     unknown_keys(obj, CASE_KEYS, "", where, problems)
     cid = id_field(obj, "id", where, problems, citable=False)
