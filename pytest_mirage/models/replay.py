@@ -8,10 +8,20 @@ from typing import Any
 
 from ..errors import ConfigError, ModelError
 from ..suites.model import Suite
-from ..suites.problems import Problems
-from ..suites.runs import RunLine, match_problem, read_run_lines
+from ..suites.runs import RunLine, load_run_lines, match_problem
 from .base import Answer, ModelRequest
 from .registry import ModelSpec
+
+
+def to_answer(line: RunLine) -> Answer:
+    """The recorded answer of a run line."""
+    return Answer(case_id=line.case_id, model=line.model, output=line.output, answer=line.answer,
+                  citations=line.citations, retrieved=line.retrieved, contexts=line.contexts)
+
+
+def load_run_file(path: Path, default_model: str | None = None) -> list[tuple[str | None, Answer]]:
+    """Parse a run file into ``(suite or None, Answer)`` pairs; raises SuiteError naming file:line."""
+    return [(r.suite, to_answer(r)) for r in load_run_lines(path, default_model)]
 
 
 class ReplayModel:
@@ -28,10 +38,8 @@ class ReplayModel:
     def __init__(self, path: Path, model: str | None = None) -> None:
         if not path.is_file():
             raise ConfigError(f"replay:{path}: no such run file; record one with --mirage-record PATH")
-        problems = Problems()
-        lines = read_run_lines(path, problems)
-        problems.raise_if_any()
-        names = sorted({r.answer.model for r in lines})
+        lines = load_run_lines(path)
+        names = sorted({r.model for r in lines})
         if model is None:
             if len(names) > 1:
                 raise ConfigError(f"replay:{path} holds answers of several models {names}; "
@@ -41,8 +49,8 @@ class ReplayModel:
             raise ConfigError(f"replay:{path}?model={model}: no such model in the file; found {names}")
         self.name = model
         self.path = path
-        self._lines: list[RunLine] = [r for r in lines if r.answer.model == model]
-        self._answers: dict[tuple[str | None, str], Answer] = {(r.suite, r.answer.case_id): r.answer
+        self._lines: list[RunLine] = [r for r in lines if r.model == model]
+        self._answers: dict[tuple[str | None, str], Answer] = {(r.suite, r.case_id): to_answer(r)
                                                                for r in self._lines}
         self._checked: dict[str, str | None] = {}
 

@@ -12,7 +12,14 @@ from pathlib import Path
 from ..errors import SuiteError
 from .cases import load_cases, load_corpus
 from .jsonl import iter_jsonl, other_encoding
-from .manifest import MANIFEST, NAME_RE, Manifest, parse_manifest
+from .manifest import (
+    BUILTIN_TEMPLATES,
+    MANIFEST,
+    NAME_RE,
+    TEMPLATE_PLACEHOLDERS,
+    Manifest,
+    parse_manifest,
+)
 from .model import Case, Passage, Suite
 from .paths import expand, outside_problem, relative_problem
 from .problems import Problems
@@ -71,11 +78,9 @@ def load_suite(path: str | Path) -> Suite:
 
 def _check_template(m: Manifest, problems: Problems) -> None:
     """A template file must be inside the suite folder, UTF-8, with the placeholders."""
-    from ..prompts import builtin_templates, check_template
-
     name = m.template
     where = m.where("prompt", "template")
-    if name in builtin_templates():
+    if name in BUILTIN_TEMPLATES:
         return
     label = "[prompt] template"
     if (err := relative_problem(name)) is not None:
@@ -84,7 +89,7 @@ def _check_template(m: Manifest, problems: Problems) -> None:
     path = m.root / name
     if not path.is_file():
         problems.add(where, f"{label}: found {name!r}; expected a built-in template "
-                     f"({', '.join(builtin_templates())}) or a file relative to the suite folder")
+                     f"({', '.join(BUILTIN_TEMPLATES)}) or a file relative to the suite folder")
         return
     if (err := outside_problem(m.root, path)) is not None:
         problems.add(where, f"{label}: {err}")
@@ -98,7 +103,7 @@ def _check_template(m: Manifest, problems: Problems) -> None:
         problems.add(f"{path}:1", f"the template is {enc}; save it as UTF-8 (named by {label} at {where})")
         return
     try:
-        raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         problems.add(f"{path}:{line}", f"not valid UTF-8 (byte {exc.start}: {raw[exc.start:exc.start + 4]!r}); "
@@ -108,8 +113,9 @@ def _check_template(m: Manifest, problems: Problems) -> None:
         line = raw.count(b"\n", 0, raw.index(b"\x00")) + 1
         problems.add(f"{path}:{line}", f"NUL byte in the template; expected a text file (named by {label} at {where})")
         return
-    if (err := check_template(name, m.root)) is not None:
-        problems.add(where, f"{label}: {err}")
+    missing = ["{{" + p + "}}" for p in TEMPLATE_PLACEHOLDERS if "{{" + p + "}}" not in text]
+    if missing:
+        problems.add(where, f"{label}: {name!r} lacks the placeholders {missing}")
 
 
 def _check_rule_languages(m: Manifest, cases: tuple[Case, ...], problems: Problems) -> None:

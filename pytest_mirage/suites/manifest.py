@@ -39,6 +39,12 @@ SOURCE_TABLE_KEYS: dict[str, tuple[str, ...]] = {
     "mirage-export": ("kind", "path", "lang", "limit"),
 }
 OPTIONAL_MARK = "?"
+# Names the manifest may use; their implementations live downstream (models/control.py,
+# prompts/templates/), which import this package, never the other way round. A unit test keeps the
+# lists equal (tests/unit/test_suite_loader.py).
+REFERENCE_CONTROLS = ("oracle", "wrong-language", "no-citations", "random-passages")
+BUILTIN_TEMPLATES = ("mirage",)
+TEMPLATE_PLACEHOLDERS = ("question", "contexts")  # required in a template file; {{language}} is optional
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,17 +200,15 @@ class _Reader:
 
 def _check_reference_model(spec: str) -> str | None:
     """Reference systems must be offline and deterministic: extractive or a control."""
-    from ..models.control import CONTROLS
-
     kind, _, arg = spec.partition(":")
     kind = kind.split("?")[0]
     if kind == "extractive":
         return None
     if kind == "control":
         arg = arg.split("?")[0]
-        if arg in CONTROLS:
+        if arg in REFERENCE_CONTROLS:
             return None
-        names = [f"control:{c}" for c in CONTROLS]
+        names = [f"control:{c}" for c in REFERENCE_CONTROLS]
         return f"found {spec!r}; expected one of {', '.join(names)}.{did_you_mean(spec, names)}"
     return (f"found {spec!r:.80}; reference models are offline systems (extractive, control:NAME); record "
             "other systems once with --mirage-record and list the file under runs")

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..models.base import Answer
 from .checks import id_problem
 from .jsonl import iter_jsonl
 from .model import Suite
@@ -26,11 +25,17 @@ MAX_SHOWN = 5
 
 @dataclass(frozen=True, slots=True)
 class RunLine:
-    """One validated line of a run file."""
+    """One validated line of a run file (``models.replay`` turns it into an ``Answer``)."""
 
     line: int
     suite: str | None
-    answer: Answer
+    case_id: str
+    model: str
+    output: str
+    answer: str | None = None
+    citations: tuple[str, ...] | None = None
+    retrieved: tuple[str, ...] | None = None
+    contexts: tuple[str, ...] | None = None
 
 
 def _str_list(obj: dict[str, Any], key: str, where: str, problems: Problems) -> tuple[str, ...] | None:
@@ -86,21 +91,21 @@ def read_run_lines(path: Path, problems: Problems, default_model: str | None = N
             continue
         seen[key] = lineno
         n_before = problems.count
-        ans = Answer(case_id=case_id, model=model, output=output, answer=answer,
-                     citations=_str_list(obj, "citations", where, problems),
-                     retrieved=_str_list(obj, "retrieved", where, problems),
-                     contexts=_str_list(obj, "contexts", where, problems))
+        line = RunLine(lineno, suite, case_id, model, output, answer,
+                       citations=_str_list(obj, "citations", where, problems),
+                       retrieved=_str_list(obj, "retrieved", where, problems),
+                       contexts=_str_list(obj, "contexts", where, problems))
         if problems.count == n_before:
-            out.append(RunLine(lineno, suite, ans))
+            out.append(line)
     return out
 
 
-def load_run_file(path: Path, default_model: str | None = None) -> list[tuple[str | None, Answer]]:
-    """Parse a run file into ``(suite or None, Answer)`` pairs; raises SuiteError naming file:line."""
+def load_run_lines(path: Path, default_model: str | None = None) -> list[RunLine]:
+    """Parse a run file; raises SuiteError listing every problem (``path:line: ...``)."""
     problems = Problems()
     lines = read_run_lines(path, problems, default_model)
     problems.raise_if_any()
-    return [(r.suite, r.answer) for r in lines]
+    return lines
 
 
 def match_problem(lines: Sequence[RunLine], suite: Suite) -> tuple[int, str] | None:
@@ -116,19 +121,19 @@ def match_problem(lines: Sequence[RunLine], suite: Suite) -> tuple[int, str] | N
     if not loose or any(r.suite == suite.name for r in lines):
         return None
     by_id = {c.id: c for c in suite.cases}
-    unknown = [r for r in loose if r.answer.case_id not in by_id]
+    unknown = [r for r in loose if r.case_id not in by_id]
     fix = (f"the file has no 'suite' field, so it was probably recorded for another suite; add \"suite\": "
            f"\"{suite.name}\" to the lines recorded for this suite, or use a run file of this suite")
     if len(unknown) * 2 > len(loose):
-        shown = ", ".join(repr(r.answer.case_id) for r in unknown[:MAX_SHOWN])
+        shown = ", ".join(repr(r.case_id) for r in unknown[:MAX_SHOWN])
         return unknown[0].line, (f"{len(unknown)} of {len(loose)} lines name cases that suite {suite.name!r} does "
                                  f"not have (e.g. {shown}); {fix}")
     corpus = {p.id for p in suite.corpus} if suite.corpus else set()
     recorded = 0
     foreign: list[RunLine] = []
     for r in loose:
-        case = by_id.get(r.answer.case_id)
-        ids = [*(r.answer.citations or ()), *(r.answer.retrieved or ())]
+        case = by_id.get(r.case_id)
+        ids = [*(r.citations or ()), *(r.retrieved or ())]
         if case is None or not ids:
             continue
         recorded += 1
@@ -138,7 +143,7 @@ def match_problem(lines: Sequence[RunLine], suite: Suite) -> tuple[int, str] | N
     if foreign and len(foreign) * 2 > recorded:
         first = foreign[0]
         return first.line, (f"{len(foreign)} of {recorded} lines cite or retrieve only passages their case does not "
-                            f"have in suite {suite.name!r} (e.g. case {first.answer.case_id!r}); {fix}")
+                            f"have in suite {suite.name!r} (e.g. case {first.case_id!r}); {fix}")
     return None
 
 

@@ -60,6 +60,16 @@ def test_cases_sorted_and_relevant_docs() -> None:
         s.case("nope")
 
 
+def test_names_the_manifest_accepts_match_their_implementations() -> None:
+    # the suites package names them without importing models/prompts (which import suites)
+    from pytest_mirage.models.control import CONTROLS
+    from pytest_mirage.prompts import builtin_templates
+    from pytest_mirage.suites.manifest import BUILTIN_TEMPLATES, REFERENCE_CONTROLS
+
+    assert tuple(CONTROLS) == REFERENCE_CONTROLS
+    assert tuple(builtin_templates()) == BUILTIN_TEMPLATES
+
+
 # ---------------------------------------------------------------------------- language codes
 @pytest.mark.parametrize("code", ["km", "yo", "sw", "hi", "yue", "ceb", "haw", "fil"])
 def test_real_language_codes_are_accepted(code: str) -> None:
@@ -211,12 +221,12 @@ def test_replay_file_without_suite_field_must_fit_the_suite(tmp_path: Path) -> N
 
 
 def test_replay_answers_are_errors_for_a_suite_the_file_does_not_fit(tmp_path: Path) -> None:
-    from pytest_mirage.harness import build_request
+    from pytest_mirage.run.requests import build_request
 
     demo = load_suite(ROOT / "tests" / "data" / "demo")
     path = tmp_path / "run.jsonl"
     path.write_text("".join(json.dumps({"case_id": f"zz-{i}", "model": "m", "output": "x"}) + "\n" for i in range(3))
                     + json.dumps({"case_id": demo.cases[0].id, "model": "m", "output": "x"}) + "\n", encoding="utf-8")
     model = ReplayModel(path)
-    out = model.answer_batch([build_request(demo, demo.cases[0], model)])  # type: ignore[arg-type]
+    out = model.answer_batch([build_request(demo, demo.cases[0], retrieves=True)])
     assert isinstance(out[0], ModelError) and "3 of 4 lines name cases" in str(out[0])
