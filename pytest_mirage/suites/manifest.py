@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from ..defaults import RETRIEVAL_K
 from ..errors import MirageError, did_you_mean
 from .jsonl import UTF8_BOM, other_encoding
 from .model import ManifestRule, Mode
@@ -25,7 +26,7 @@ T = TypeVar("T")
 
 MANIFEST = "suite.toml"
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-DEFAULT_K = 3
+DEFAULT_K = RETRIEVAL_K
 MAX_K = 1000  # a cut-off beyond any corpus a suite ships; 10**12 is a typo, not a setting
 DEFAULT_TEMPLATE = "mirage"
 
