@@ -3,6 +3,7 @@
     python benchmarks/miracl_counts.py                      # ../shared/data/miracl-v1.0-dev
     python benchmarks/miracl_counts.py DIR --split dev      # another folder or split
     python benchmarks/miracl_counts.py --markdown           # the table as in docs/miracl-counts.md
+    python benchmarks/miracl_counts.py --check              # a suite loaded from the files has these counts
 
 The files are read with the loader's own parsers (``pytest_mirage.suites.sources``), so the table is
 what a ``miracl:DIR?lang=..`` suite sees before the corpus is attached: one case per query with a
@@ -12,16 +13,21 @@ relevant passage, its judged passages (relevant and non-relevant) as the oracle 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_mirage.langcodes import MIRAGE_LANGUAGES
-from pytest_mirage.suites.loader import _Problems
-from pytest_mirage.suites.sources import miracl_file, read_qrels, read_topics
+from pytest_mirage.suites.problems import Problems
+from pytest_mirage.suites.sources import load_source_spec, miracl_file, read_qrels, read_topics
 
-DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "miracl-v1.0-dev"
+# the repository's sibling folder "shared" (a checkout next to it), else the machine-wide copy
+_CANDIDATES = (Path(__file__).resolve().parents[1].parent / "shared" / "data" / "miracl-v1.0-dev",
+               Path("/work/shared/data/miracl-v1.0-dev"))
+DEFAULT_DIR = next((p for p in _CANDIDATES if p.is_dir()), _CANDIDATES[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +46,7 @@ class LangCounts:
 
 
 def count(directory: Path, lang: str, split: str) -> LangCounts:
-    problems = _Problems()
+    problems = Problems()
     topics_path = miracl_file(directory, "topics", lang, split)
     qrels_path = miracl_file(directory, "qrels", lang, split)
     if topics_path is None or qrels_path is None:
@@ -48,7 +54,7 @@ def count(directory: Path, lang: str, split: str) -> LangCounts:
                          f"expected topics.miracl-v1.0-{lang}-{split}.tsv and qrels.miracl-v1.0-{lang}-{split}.tsv")
     topics = read_topics(topics_path, problems)
     qrels = read_qrels(qrels_path, problems)
-    problems.raise_if_any(directory)
+    problems.raise_if_any()
     per_query = [list(qrels.get(q, {}).values()) for q in topics]
     rel = sum(1 for js in per_query for j in js if j.rel > 0)
     judged = sum(len(js) for js in per_query)
@@ -56,6 +62,35 @@ def count(directory: Path, lang: str, split: str) -> LangCounts:
     return LangCounts(lang=lang, queries=len(topics), usable=len(usable),
                       with_negative=sum(1 for js in usable if any(j.rel <= 0 for j in js)), judged=judged, relevant=rel, non_relevant=judged - rel,
                       max_judged=max((len(js) for js in per_query), default=0))
+
+
+def check(directory: Path, lang: str, split: str) -> list[str]:
+    """Load ``miracl:DIR?lang=..`` (with a synthetic corpus of every judged docid) and compare its cases,
+    passages and relevant ids with the counts read directly from the files; returns the differences."""
+    topics: list[str] = []
+    with (directory / f"topics.miracl-v1.0-{lang}-{split}.tsv").open(encoding="utf-8") as fh:
+        topics = [line.split("\t", 1)[0] for line in fh if line.strip()]
+    qrels: dict[str, dict[str, int]] = {}
+    with (directory / f"qrels.miracl-v1.0-{lang}-{split}.tsv").open(encoding="utf-8") as fh:
+        for line in fh:
+            qid, _, docid, rel = line.split()
+            qrels.setdefault(qid, {})[docid] = int(rel)
+    usable = [q for q in topics if any(r > 0 for r in qrels.get(q, {}).values())]
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = Path(tmp) / "corpus.jsonl"
+        with corpus.open("w", encoding="utf-8") as fh:
+            for docid in sorted({d for js in qrels.values() for d in js}):
+                fh.write(json.dumps({"docid": docid, "title": "t", "text": f"passage {docid}"}) + "\n")
+        suite = load_source_spec(f"miracl:{directory}?lang={lang}&split={split}&corpus={corpus}")
+    found = {
+        "cases": (len(suite.cases), len(usable)),
+        "case ids": (sorted(c.id for c in suite.cases), sorted(usable)),
+        "passages": (sum(len(c.passages) for c in suite.cases), sum(len(qrels[q]) for q in usable)),
+        "relevant": (sum(len(c.relevant) for c in suite.cases),
+                     sum(r > 0 for q in usable for r in qrels[q].values())),
+    }
+    return [f"{lang}: {what}: suite {a if what != 'case ids' else '...'} != files "
+            f"{b if what != 'case ids' else '...'}" for what, (a, b) in found.items() if a != b]
 
 
 def table(rows: list[LangCounts]) -> list[str]:
@@ -82,10 +117,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", default="dev")
     ap.add_argument("--langs", default=",".join(MIRAGE_LANGUAGES))
     ap.add_argument("--markdown", action="store_true", help="print only the Markdown table")
+    ap.add_argument("--check", action="store_true",
+                    help="load each language as a suite and compare its counts with the files")
     args = ap.parse_args(argv)
     if not args.dir.is_dir():
         print(f"{args.dir}: not a folder; pass the folder with the MIRACL topics and qrels files", file=sys.stderr)
         return 2
+    if args.check:
+        diffs = [d for lang in args.langs.split(",") for d in check(args.dir, lang, args.split)]
+        print("\n".join(diffs) or f"ok: {args.langs}: cases, passages and relevant ids match the files")
+        return 1 if diffs else 0
     rows = [count(args.dir, lang, args.split) for lang in args.langs.split(",")]
     if not args.markdown:
         print(f"MIRACL v1.0 {args.split} from {args.dir}")

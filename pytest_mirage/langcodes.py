@@ -1,6 +1,14 @@
-"""ISO 639 language codes and English names (for prompts and validation)."""
+"""ISO 639 language codes and English names (for prompts and validation).
+
+A language is written with its ISO 639-1 code (``hi``) when it has one, else with its ISO 639-3 code
+(``yue``). The full ISO 639-3 table ships as ``iso639.tsv`` next to this module and is read once, on
+the first code that is not a 639-1 code.
+"""
 
 from __future__ import annotations
+
+from functools import cache
+from importlib import resources
 
 # ISO 639-1 code -> English name.
 ISO639_1: dict[str, str] = {
@@ -43,22 +51,9 @@ ISO639_1: dict[str, str] = {
     "yo": "Yoruba", "za": "Zhuang", "zh": "Chinese", "zu": "Zulu",
 }
 
-# ISO 639-3 (and 639-2/B) codes of languages that do have a 639-1 code: these must be written
-# with the two-letter code. Covers the languages teams most often write in three letters.
-THREE_TO_ONE: dict[str, str] = {
-    "ara": "ar", "ben": "bn", "deu": "de", "ger": "de", "eng": "en", "spa": "es", "fas": "fa",
-    "per": "fa", "fin": "fi", "fra": "fr", "fre": "fr", "hin": "hi", "ind": "id", "jpn": "ja",
-    "kor": "ko", "rus": "ru", "swa": "sw", "swh": "sw", "tel": "te", "tha": "th", "yor": "yo",
-    "zho": "zh", "chi": "zh", "khm": "km", "por": "pt", "ita": "it", "nld": "nl", "dut": "nl",
-    "tur": "tr", "vie": "vi", "pol": "pl", "ukr": "uk", "heb": "he", "ell": "el", "gre": "el",
-    "msa": "ms", "may": "ms", "tam": "ta", "urd": "ur", "mar": "mr", "guj": "gu", "kan": "kn",
-    "mal": "ml", "pan": "pa", "mya": "my", "bur": "my", "lao": "lo", "amh": "am", "hau": "ha",
-    "ibo": "ig", "zul": "zu", "xho": "xh", "som": "so", "ces": "cs", "cze": "cs", "swe": "sv",
-    "dan": "da", "nor": "no", "ron": "ro", "rum": "ro", "hun": "hu", "bul": "bg", "srp": "sr",
-    "hrv": "hr", "slk": "sk", "slv": "sl", "cat": "ca", "eus": "eu", "baq": "eu", "glg": "gl",
-    "tgl": "tl", "jav": "jv", "sun": "su", "nep": "ne", "sin": "si", "kat": "ka", "geo": "ka",
-    "hye": "hy", "arm": "hy", "aze": "az", "kaz": "kk", "uzb": "uz", "mon": "mn",
-}
+# Individual languages written where teams mean the macrolanguage that has a 639-1 code.
+MACRO_TO_ONE: dict[str, str] = {"swh": "sw", "arb": "ar", "cmn": "zh", "pes": "fa", "zsm": "ms", "ekk": "et",
+                                "lvs": "lv", "nob": "nb", "nno": "nn", "khk": "mn", "uzn": "uz", "azj": "az"}
 
 # A few common ISO 639-3 languages without a 639-1 code (names for the prompt).
 ISO639_3_NAMES: dict[str, str] = {
@@ -75,24 +70,64 @@ MIRAGE_LANGUAGES: tuple[str, ...] = (
 )
 
 
+SPECIAL_CODES: dict[str, str] = {
+    "mis": "uncoded languages", "mul": "multiple languages", "und": "undetermined", "zxx": "no linguistic content",
+}
+
+
+@cache
+def _iso639_3() -> dict[str, tuple[str, str]]:
+    """ISO 639-3 (and 639-2/B) code -> (its ISO 639-1 code or "", English name)."""
+    out: dict[str, tuple[str, str]] = {}
+    text = resources.files(__package__).joinpath("iso639.tsv").read_text(encoding="utf-8")
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            code, one, name = line.split("\t")
+            out[code] = (one, name)
+    return out
+
+
+def is_iso639_3(code: str) -> bool:
+    """True for an ISO 639-3 code of a language without an ISO 639-1 code (``yue``, ``ceb``)."""
+    entry = _iso639_3().get(code)
+    return entry is not None and not entry[0] and code not in MACRO_TO_ONE
+
+
 def check_lang(code: object) -> str | None:
-    """Return an error text for an invalid language code, or None when it is valid."""
+    """Return an error text for an invalid language code, or None when it is valid.
+
+    Valid: an ISO 639-1 code, or the ISO 639-3 code of a language that has no 639-1 code; lowercase.
+    """
     if not isinstance(code, str):
-        return f"expected an ISO 639-1 code string such as 'hi', found {code!r}"
+        return f"found {code!r:.40}; expected an ISO 639-1 code string such as 'hi'"
     if code in ISO639_1:
         return None
+    if len(code) == 3 and code.isascii() and code.isalpha() and is_iso639_3(code):
+        return None
     low = code.lower().strip()
-    if low != code and (low in ISO639_1 or low in ISO639_3_NAMES):
+    if low != code and (low in ISO639_1 or (len(low) == 3 and is_iso639_3(low))):
         return f"language codes are lowercase: found {code!r}, expected {low!r}"
-    if low in THREE_TO_ONE:
-        return f"found {code!r}; this language has an ISO 639-1 code: use {THREE_TO_ONE[low]!r}"
-    if len(code) == 3 and code.isascii() and code.isalpha() and code.islower():
-        return None  # ISO 639-3 code of a language without a 639-1 code
+    entry = _iso639_3().get(low)
+    one = MACRO_TO_ONE.get(low) or (entry[0] if entry else "")
+    if one:
+        return f"found {code!r}; this language has an ISO 639-1 code: use {one!r}"
+    if low in SPECIAL_CODES:
+        return (f"found {code!r} ({SPECIAL_CODES[low]}), a special ISO 639 code; expected the code of the "
+                "language the text is written in, e.g. 'hi'")
     base = code.replace("_", "-").split("-")[0]
-    hint = f"; use {base.lower()!r}" if base.lower() in ISO639_1 else ""
-    return f"found {code!r}, expected an ISO 639-1 code (or ISO 639-3 where no 639-1 exists){hint}"
+    if base != code and check_lang(base.lower()) is None:
+        return f"found {code!r}; region and script subtags are not used: use {base.lower()!r}"
+    from .errors import did_you_mean
+
+    shown = code if len(code) <= 20 else code[:20] + "..."
+    hint = did_you_mean(low, ISO639_1) if len(low) == 2 else ""
+    return (f"found {shown!r}, which is neither an ISO 639-1 code nor an ISO 639-3 code; expected e.g. 'hi', "
+            f"'sw' or 'yue'.{hint}")
 
 
 def language_name(code: str) -> str:
     """English name of a language code (used in the MIRAGE prompt); falls back to the code."""
-    return ISO639_1.get(code) or ISO639_3_NAMES.get(code) or code
+    if code in ISO639_1 or code in ISO639_3_NAMES:
+        return ISO639_1.get(code) or ISO639_3_NAMES[code]
+    entry = _iso639_3().get(code)
+    return entry[1] if entry else code

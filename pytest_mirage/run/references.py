@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from ..errors import MirageError
 from ..models.base import ModelAdapter
 from ..models.registry import parse_model_spec
-from ..models.replay import ReplayModel
+from ..models.replay import ReplayModel, load_run_file
 from ..results import CaseResult
-from ..suites.runs import load_run_file
 from .answering import answer_cases
 from .context import RunContext
 from .evaluate import evaluate

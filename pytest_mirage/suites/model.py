@@ -43,6 +43,39 @@ class Case:
 
 
 @dataclass(frozen=True, slots=True)
+class ManifestRule:
+    """A threshold or gate as written in a ``suite.toml``, with its line.
+
+    ``key`` is the rule's left side without the optional marker (``language_match.mean@hi``),
+    ``value`` its right side (``>= 0.9``). ``optional`` is set by a trailing ``?`` on the key
+    (``"language_match.mean@sw?" = ">= 0.9"``): the rule may name a language the suite does not
+    contain (and, for the rule engine, may stay not evaluable) without that being an error.
+    """
+
+    gate: bool
+    key: str
+    value: str
+    line: int
+    manifest: Path
+    optional: bool = False
+    lang: str | None = None  # the rule's @LANG, when it has one
+
+    @property
+    def expr(self) -> str:
+        """The rule text for ``parse_rule``: ``language_match.mean@hi >= 0.9``."""
+        return f"{self.key} {self.value}"
+
+    @property
+    def source(self) -> str:
+        """Where the rule was written: ``path/suite.toml:LINE``."""
+        return f"{self.manifest}:{self.line}"
+
+    @property
+    def table(self) -> str:
+        return "gates" if self.gate else "thresholds"
+
+
+@dataclass(frozen=True, slots=True)
 class Suite:
     """A loaded, validated suite."""
 
@@ -55,13 +88,10 @@ class Suite:
     corpus: tuple[Passage, ...] | None = None
     run_files: tuple[Path, ...] = ()
     template: str = "mirage"
-    thresholds: Mapping[str, str] = field(default_factory=dict)
+    thresholds: Mapping[str, str] = field(default_factory=dict)  # rule key -> "OP VALUE"
     gates: Mapping[str, str] = field(default_factory=dict)
     settings: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def languages(self) -> tuple[str, ...]:
-        return tuple(sorted({c.lang for c in self.cases}))
+    rules: tuple[ManifestRule, ...] = ()  # the manifest's thresholds and gates, in file order, with lines
 
     def case(self, case_id: str) -> Case:
         for c in self.cases:

@@ -7,8 +7,9 @@ from pathlib import Path
 from ..errors import ConfigError, did_you_mean
 from .loader import MANIFEST, load_suite
 from .model import Suite
+from .sources import SOURCE_KINDS, load_source_spec
 
-SOURCE_KINDS = ("miracl", "mirage-export")
+__all__ = ["SOURCE_KINDS", "bundled_suites", "bundled_suites_dir", "load_ref", "suite_ref"]
 
 
 def bundled_suites_dir() -> Path | None:
@@ -21,6 +22,7 @@ def bundled_suites_dir() -> Path | None:
 
 
 def bundled_suites() -> dict[str, Path]:
+    """Bundled suite name -> its ``suite.toml``."""
     root = bundled_suites_dir()
     if root is None:
         return {}
@@ -48,9 +50,8 @@ def suite_ref(value: str, base: Path) -> str:
 
 
 def load_ref(ref: str) -> Suite:
+    """Load a reference made by :func:`suite_ref`: a source spec or a manifest path."""
     kind = ref.split(":", 1)[0]
     if ":" in ref and kind in SOURCE_KINDS:
-        from .sources import load_source_spec
-
         return load_source_spec(ref)
     return load_suite(Path(ref))

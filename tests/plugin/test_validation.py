@@ -63,7 +63,7 @@ def test_case_validation_messages(pytester: pytest.Pytester, name: str, lines: l
     ('[suite]\nname = "m"\nmode = "closed"\ncases = ["cases.jsonl"]\n', "*suite.toml:3: [[]suite[]] mode: found 'closed'; expected \"oracle\" or \"retrieval\""),
     ('[suite]\nname = "m"\ncases = ["nope/*.jsonl"]\n', "*suite.toml:3: [[]suite[]] cases: 'nope/*.jsonl' matches no file*"),
     ('[suite]\nname = "m"\nmode = "retrieval"\ncases = ["cases.jsonl"]\n', "*[[]suite[]] corpus: missing*"),
-    ('[suite\nname = "m"\n', "*suite.toml: invalid TOML*"),
+    ('[suite\nname = "m"\n', "*suite.toml:1: invalid TOML*"),
     ('[suite]\nname = "m"\ncases = ["cases.jsonl"]\n[thresholds]\n"citation_recall" = "=> 0.5"\n', "*suite.toml:5: [[]thresholds[]] 'citation_recall': cannot parse*"),
     ('[suite]\nname = "m"\ncases = ["cases.jsonl"]\n[gates]\n"citaton_recall.mean" = ">= 0.5"\n', "*Unknown metric 'citaton_recall'. Did you mean: citation_recall*"),
     ('[suite]\nname = "m"\ncases = ["cases.jsonl"]\n[prompt]\ntemplate = "nope.txt"\n', "*[[]prompt[]] template: found 'nope.txt'; expected a built-in template*"),
@@ -75,11 +75,11 @@ def test_manifest_validation_messages(pytester: pytest.Pytester, manifest: str, 
     res.stdout.fnmatch_lines([message])
 
 
-def test_unknown_keys_warn_but_load(pytester: pytest.Pytester) -> None:
-    _suite(pytester, "w", [_bad(extra_field=1)])
-    res = pytester.runpytest("w", "-W", "always")
-    res.assert_outcomes(passed=1, warnings=1)
-    res.stdout.fnmatch_lines([_esc("*cases.jsonl:1: unknown case keys ['extra_field'] ignored*")])
+def test_unknown_keys_are_errors(pytester: pytest.Pytester) -> None:
+    _suite(pytester, "w", [_bad(answer=["A."])])
+    res = pytester.runpytest("w")
+    res.assert_outcomes(errors=1)
+    res.stdout.fnmatch_lines(["*cases.jsonl:1: unknown key 'answer'; known keys: *. Did you mean: answers?"])
 
 
 def test_all_problems_reported_together(pytester: pytest.Pytester) -> None:

@@ -11,14 +11,17 @@ from pathlib import Path
 import pytest
 
 from pytest_mirage.errors import MirageWarning, SuiteError
-from pytest_mirage.langcodes import MIRAGE_LANGUAGES
 from pytest_mirage.prompts import load_template, render
 from pytest_mirage.suites.loader import load_suite
 from pytest_mirage.suites.model import Case, Passage
 from pytest_mirage.suites.sources import load_source_spec, parse_mirage_prompt
 
-MIRACL_DEV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "miracl-v1.0-dev"
-needs_miracl = pytest.mark.skipif(not MIRACL_DEV.is_dir(), reason=f"real MIRACL dev files absent ({MIRACL_DEV})")
+ROOT = Path(__file__).resolve().parents[2]
+# a slice of the real MIRACL v1.0 dev topics and qrels (sw, yo, hi) with a small corpus of the judged
+# passages; the full-data check is benchmarks/miracl_counts.py --check
+MIRACL_DEV = ROOT / "fixtures" / "miracl"
+MIRACL_LANGS = ("hi", "sw", "yo")
+EXPORT_SLICE = ROOT / "fixtures" / "mirage-export" / "mirage-dev-slice.jsonl"
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -74,14 +77,11 @@ CORPUS = [doc("10#0", "Mombasa is a port city in Kenya."), doc("10#1"), doc("11#
           doc("21#3", "Carlo Collodi wrote The Adventures of Pinocchio."), doc("30#0")]
 
 
-# ---------------------------------------------------------------------------- real MIRACL dev files
-@needs_miracl
-@pytest.mark.parametrize("lang", MIRAGE_LANGUAGES)
-def test_real_miracl_dev_counts_match_the_files(lang: str, tmp_path: Path) -> None:
+# ---------------------------------------------------------------------------- MIRACL slice (fixtures/miracl)
+@pytest.mark.parametrize("lang", MIRACL_LANGS)
+def test_miracl_slice_counts_match_the_files(lang: str) -> None:
     topics, qrels = direct_counts(lang)
-    judged = {d for js in qrels.values() for d in js}
-    corpus = write_corpus(tmp_path / "corpus.jsonl", sorted(judged))
-    suite = load_source_spec(f"miracl:{MIRACL_DEV}?lang={lang}&corpus={corpus}")
+    suite = load_source_spec(f"miracl:{MIRACL_DEV}?lang={lang}")  # default corpus: DIR/corpus/<lang>.jsonl
 
     usable = [q for q, _ in topics if any(r > 0 for r in qrels.get(q, {}).values())]
     assert suite.name == f"miracl-{lang}-dev" and suite.mode == "oracle"
@@ -91,49 +91,56 @@ def test_real_miracl_dev_counts_match_the_files(lang: str, tmp_path: Path) -> No
     assert sum(len(c.passages) for c in suite.cases) == sum(len(js) for js in qrels.values())
     assert sum(len(c.relevant) for c in suite.cases) == sum(r > 0 for js in qrels.values() for r in js.values())
     # one case in detail: question from the topics file, passages = judged ids, relevant = rel 1
-    qid, query = topics[len(topics) // 2]
+    n = len(topics) // 2
+    qid, query = topics[n]
     case = suite.case(qid)
     assert case.question == query and case.answers == () and case.lang == lang
     assert [p.id for p in case.passages] == list(qrels[qid])
     assert list(case.relevant) == [d for d, r in qrels[qid].items() if r > 0]
-    assert case.passages[0].text == synthetic_text(case.passages[0].id)
-    assert case.passages[0].title == f"Title {case.passages[0].id}"
-    assert case.source.endswith(f"topics.miracl-v1.0-{lang}-dev.tsv:{len(topics) // 2 + 1}")
+    lines = (MIRACL_DEV / "corpus" / f"{lang}.jsonl").read_text(encoding="utf-8").splitlines()
+    corpus = {d["docid"]: d for d in map(json.loads, lines)}
+    assert case.passages[0].text == corpus[case.passages[0].id]["text"]
+    assert case.passages[0].title == corpus[case.passages[0].id]["title"]
+    assert case.source.endswith(f"topics.miracl-v1.0-{lang}-dev.tsv:{n + 1}")
 
 
-@needs_miracl
-@pytest.mark.parametrize("lang", ["ar", "ja", "yo"])
-def test_real_miracl_limit_takes_the_first_queries_and_needs_only_their_passages(lang: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("lang", ["sw", "yo"])
+def test_miracl_limit_takes_the_first_queries_and_needs_only_their_passages(lang: str, tmp_path: Path) -> None:
     topics, qrels = direct_counts(lang)
-    first = [q for q, _ in topics[:4]]
+    first = [q for q, _ in topics[:1]]
     corpus = write_corpus(tmp_path / "c" / f"{lang}.jsonl.gz.src", [d for q in first for d in qrels[q]])
     gz = tmp_path / "c" / f"{lang}.jsonl.gz"
     gz.write_bytes(gzip.compress(corpus.read_bytes()))
     corpus.unlink()
-    suite = load_source_spec(f"miracl:{MIRACL_DEV}?lang={lang}&corpus={gz}&limit=4&name=my-{lang}")
+    suite = load_source_spec(f"miracl:{MIRACL_DEV}?lang={lang}&corpus={gz}&limit=1&name=my-{lang}")
     assert suite.name == f"my-{lang}"
-    assert sorted(c.id for c in suite.cases) == sorted(first)
-    assert sum(len(c.passages) for c in suite.cases) == sum(len(qrels[q]) for q in first)
-    # the 5th query's passages are not in this corpus: without limit the loader says so
+    assert [c.id for c in suite.cases] == first
+    assert sum(len(c.passages) for c in suite.cases) == len(qrels[first[0]])
+    # the 2nd query's passages are not in this corpus: without limit the loader says so
     with pytest.raises(SuiteError, match=r"judged passages of \d+ queries .* are not in the corpus"):
         load_source_spec(f"miracl:{MIRACL_DEV}?lang={lang}&corpus={gz}")
 
 
-@needs_miracl
 def test_mirage_suite_option_runs_a_miracl_source(pytester: pytest.Pytester) -> None:
-    folder = pytester.path / "miracl"
-    folder.mkdir()
-    for kind in ("topics", "qrels"):
-        shutil.copy(MIRACL_DEV / f"{kind}.miracl-v1.0-sw-dev.tsv", folder)
-    topics, qrels = direct_counts("sw")
+    shutil.copytree(MIRACL_DEV, pytester.path / "miracl")
+    topics, _ = direct_counts("sw")
     first = [q for q, _ in topics[:3]]
-    write_corpus(folder / "corpus" / "sw.jsonl", [d for q in first for d in qrels[q]])
     res = pytester.runpytest("--mirage-suite", "miracl:miracl?lang=sw&limit=3", "--collect-only", "-q")
     res.stdout.fnmatch_lines([f"*mirage-suite:miracl:miracl?lang=sw&limit=3::sw/{q}[[]extractive[]]"
                               for q in sorted(first)] + ["3 tests collected*"])
     res = pytester.runpytest("--mirage-suite", "miracl:miracl?lang=sw&limit=3", "-q")
     res.assert_outcomes(passed=3)
     res.stdout.fnmatch_lines(["*leaderboard*miracl-sw-dev*", "*sw*extractive*3*"])
+
+
+def test_mirage_export_slice_loads() -> None:
+    suite = load_source_spec(f"mirage-export:{EXPORT_SLICE}")
+    assert {c.lang for c in suite.cases} == {"hi", "sw"}
+    sw = load_source_spec(f"miracl:{MIRACL_DEV}?lang=sw")
+    for case in sw.cases:  # the export slice was rendered from the MIRACL slice: same passages
+        exported = suite.case(f"sw-{case.id}")
+        assert {p.id: p.text for p in exported.passages} == {p.id: p.text for p in case.passages}
+        assert exported.relevant == case.relevant and exported.answers
 
 
 # ---------------------------------------------------------------------------- MIRACL: synthetic files
@@ -361,9 +368,9 @@ def test_mirage_export_unparseable_rows_are_reported_with_file_and_line(tmp_path
         f"{path}:3: field 'prompt': cannot recover the passages: ids 1#0 listed in positive_ids/negative_ids "
         "have no \"[id]\" passage line in the Contexts",
         f"{path}:4: field 'positive_ids': found '4410#2'; expected a list of passage ids",
+        f"{path}:5: field 'query_id': duplicate '1' (first at {path}:1); ids must be unique",
         f"{path}:6: invalid JSON at column 2: Expecting property name enclosed in double quotes; "
         "expected one JSON object per line",
-        f"{path}:5: field 'query_id': duplicate '1' (first at {path}:1); ids must be unique",
     ]
 
 
