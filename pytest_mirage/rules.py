@@ -32,8 +32,15 @@ RULE_RE = re.compile(
     r"^\s*(?P<metric>[A-Za-z_][A-Za-z0-9_]*)"
     r"(?:\.(?P<stat>[A-Za-z0-9_]+))?"
     r"(?:@(?P<lang>[A-Za-z0-9-]+))?"
+    r"(?P<optional>\?)?"
     r"\s*(?P<op>>=|<=|==|>|<)\s*(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$"
 )
+_REGRESSION_RE = re.compile(r"\s(drop|rise)\s*<=")
+
+
+def is_regression_gate(expr: str) -> bool:
+    """``citation_recall.mean@hi drop <= 0.02`` (against a baseline), not ``... >= 0.5`` (a floor)."""
+    return _REGRESSION_RE.search(expr) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +54,7 @@ class Rule:
     lang: str | None = None
     source: str = ""
     expr: str = ""
+    optional: bool = False  # "METRIC?": may be null / not evaluable without failing
 
     @property
     def key(self) -> tuple[str, str | None, str | None]:
@@ -64,8 +72,12 @@ class Rule:
         return self.lang is None or self.lang == lang
 
 
-def parse_rule(expr: str, *, gate: bool, source: str = "") -> Rule:
-    """Parse ``citation_recall >= 0.5`` / ``language_match.mean@hi >= 0.9``."""
+def parse_rule(expr: str, *, gate: bool, source: str = "", optional: bool = False) -> Rule:
+    """Parse ``citation_recall >= 0.5`` / ``language_match.mean@hi >= 0.9``.
+
+    A ``?`` after the selector (``language_match.mean@sw? >= 0.9``), or ``optional=True``, makes the
+    rule optional: a case whose value is null, or a gate that cannot be evaluated, does not fail.
+    """
     m = RULE_RE.match(expr)
     if not m:
         kind = "gate" if gate else "threshold"
@@ -88,8 +100,12 @@ def parse_rule(expr: str, *, gate: bool, source: str = "") -> Rule:
             raise ConfigError(f"{'gate' if gate else 'threshold'} {expr!r}: @{m['lang']}: {err}")
     if gate and stat is None:
         stat = "mean"
-    return Rule(metric=m["metric"], op=m["op"], value=float(m["value"]), stat=stat,
-                lang=m["lang"], source=source, expr=expr.strip())
+    value = float(m["value"])
+    if not math.isfinite(value):
+        raise ConfigError(f"{'gate' if gate else 'threshold'} {expr!r}: the bound {m['value']} is not a finite "
+                          "number")
+    return Rule(metric=m["metric"], op=m["op"], value=value, stat=stat, lang=m["lang"], source=source,
+                expr=expr.strip(), optional=optional or m["optional"] is not None)
 
 
 def merge_rules(layers: Sequence[Sequence[Rule]]) -> list[Rule]:
@@ -126,9 +142,13 @@ def statistic(stat: str, values: Sequence[float], passed: Sequence[bool] | None 
 
 
 # ---------------------------------------------------------------------------- case thresholds
-def check_thresholds(values: Mapping[str, float | None], rules: Iterable[Rule],
-                     lang: str) -> tuple[list[str], dict[str, bool]]:
-    """Case-level checks: failure messages and metric -> passed (null values are not checked)."""
+def check_thresholds(values: Mapping[str, float | None], rules: Iterable[Rule], lang: str,
+                     reasons: Mapping[str, str] | None = None) -> tuple[list[str], dict[str, bool]]:
+    """Case-level checks: failure messages and metric -> passed.
+
+    A threshold on a metric whose value is null fails the case (nothing was shown to meet it),
+    with the reason, unless the threshold is optional (``metric?``).
+    """
     failures: list[str] = []
     checks: dict[str, bool] = {}
     for rule in rules:
@@ -136,6 +156,11 @@ def check_thresholds(values: Mapping[str, float | None], rules: Iterable[Rule],
             continue
         v = values.get(rule.metric)
         if v is None:
+            if not rule.optional:
+                why = (reasons or {}).get(rule.metric, "no value")
+                failures.append(f"{rule.metric} is null ({why}): the threshold {rule.expr!r} cannot be met "
+                                f"({rule.source}); mark it optional as '{rule.metric}?' if a null value is fine")
+                checks[rule.metric] = False
             continue
         ok = rule.check(v)
         checks[rule.metric] = checks.get(rule.metric, True) and ok
@@ -253,6 +278,10 @@ def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, S
                 out.append(GateResult(suite, "all", model, rule.expr, rule.source, pv, rule.check(pv), 1))
                 continue
             if rule.lang is not None and rule.lang not in present:
-                out.append(GateResult(suite, rule.lang, model, rule.expr, rule.source, None, None, 0, 0,
-                                      f"no selected case in language {rule.lang!r}"))
+                # a gate that cannot be evaluated protects nothing: it fails unless marked optional
+                note = f"no selected case in language {rule.lang!r}"
+                out.append(GateResult(suite, rule.lang, model, rule.expr, rule.source, None,
+                                      None if rule.optional else False, 0, 0,
+                                      note + ("" if rule.optional else f"; mark the gate optional as "
+                                              f"'{rule.metric}.{rule.stat}@{rule.lang}?' if that is expected")))
     return out

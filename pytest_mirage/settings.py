@@ -8,7 +8,6 @@ gates merge their layers instead (CLI > ini > suite manifest, per rule key), see
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,19 +18,13 @@ from .engine.scheduler import CACHE_MODES
 from .errors import ConfigError, did_you_mean
 from .langcodes import check_lang
 from .models.registry import ModelSpec, parse_model_spec
-from .rules import Rule, parse_rule
+from .rules import Rule, is_regression_gate, parse_rule
 from .stats import StatsError
 from .stats.gates import RegressionGate, parse_regression_gate
 from .stats.paired import TEST_METHODS
 from .stats.sampling import parse_sample
 
 JUDGE_ORDERS = ("both", "random")
-_REGRESSION_RE = re.compile(r"\s(drop|rise)\s*<=")
-
-
-def is_regression_gate(expr: str) -> bool:
-    """``citation_recall.mean@hi drop <= 0.02`` (against a baseline), not ``... >= 0.5`` (a floor)."""
-    return _REGRESSION_RE.search(expr) is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,8 @@ from ..errors import ConfigError, SuiteError
 from ..metrics.base import MetricRegistry
 from ..models.base import ModelAdapter
 from ..models.registry import ModelRegistry, ModelSpec
-from ..rules import Rule, merge_rules, parse_rule
-from ..settings import Settings, is_regression_gate
+from ..rules import Rule, is_regression_gate, merge_rules, parse_rule
+from ..settings import Settings
 from ..stats import StatsError
 from ..stats.gates import RegressionGate, parse_regression_gate
 from ..stats.sampling import Sample, sample_cases
@@ -162,23 +162,18 @@ class RunContext:
         if cached is not None:
             return cached
         s = self.settings
-        where = str(suite.manifest) if suite.manifest else f"suite {suite.name}"
-        th_manifest = [parse_rule(f"{k} {v}", gate=False, source=f"[thresholds] in {where}")
-                       for k, v in suite.thresholds.items()]
-        gate_exprs = [f"{k} {v}" for k, v in suite.gates.items()]
-        gt_manifest = [parse_rule(e, gate=True, source=f"[gates] in {where}") for e in gate_exprs
-                       if not is_regression_gate(e)]
+        th_manifest = [parse_rule(r.expr, gate=False, source=r.source, optional=r.optional)
+                       for r in suite.rules if not r.gate]
+        gt_manifest = [parse_rule(r.expr, gate=True, source=r.source, optional=r.optional)
+                       for r in suite.rules if r.gate and not is_regression_gate(r.expr)]
         regressions = []
-        for e in gate_exprs:
-            if is_regression_gate(e):
+        for r in suite.rules:
+            if r.gate and is_regression_gate(r.expr):
                 try:
-                    gate = parse_regression_gate(e, source=f"[gates] in {where}")
-                except StatsError as exc:
-                    raise SuiteError(f"[gates] in {where}: {exc}") from None
-                try:
+                    gate = parse_regression_gate(r.expr, source=r.source)
                     regressions.append(self.check_regression(gate, suite=suite.name))
-                except ConfigError as exc:
-                    raise SuiteError(str(exc)) from None
+                except (StatsError, ConfigError) as exc:
+                    raise SuiteError(f"{r.source}: {exc}") from None
         th = merge_rules([th_manifest, s.thresholds_ini, s.thresholds_cli])
         gt = merge_rules([gt_manifest, s.gates_ini, s.gates_cli])
         problems = [f"{r.source}: {r.expr!r}: {unknown_metric(self.metrics, r.metric)}"

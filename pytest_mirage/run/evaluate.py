@@ -22,7 +22,7 @@ def evaluate(request: ModelRequest, answer: Answer, registry: MetricRegistry, me
     """Score one answer and check its thresholds (raises MetricError when a metric cannot run)."""
     answer = finalize_answer(request, answer)
     mv = registry.compute(metric_sample(request, answer), metric_names)
-    failures, checks = check_thresholds(mv.values, rules, request.case.lang)
+    failures, checks = check_thresholds(mv.values, rules, request.case.lang, mv.reasons)
     if not any(ch.isalnum() for ch in strip_citations(answer.answer or "")):
         # metrics of an empty answer are null (nothing to score), so no threshold would catch it
         failures.insert(0, f"empty answer: the model's output has no answer text (output: {answer.output[:120]!r})")

@@ -249,7 +249,8 @@ def _unknown_in(r: _Reader, table: Mapping[str, Any], name: str, known: Sequence
 
 # ---------------------------------------------------------------------------- rules
 def _rules(r: _Reader, data: Mapping[str, Any]) -> list[ManifestRule]:
-    from ..rules import parse_rule
+    from ..rules import is_regression_gate, parse_rule
+    from ..stats.gates import parse_regression_gate
 
     out: list[ManifestRule] = []
     seen: dict[tuple[str, str | None, str | None, bool], int] = {}
@@ -275,18 +276,25 @@ def _rules(r: _Reader, data: Mapping[str, Any]) -> list[ManifestRule]:
             optional = key.endswith(OPTIONAL_MARK)
             base = key.removesuffix(OPTIONAL_MARK).strip()
             try:
-                rule = parse_rule(f"{base} {value}", gate=gate, source=where)
+                ident: tuple[str, str | None, str | None, bool]
+                if gate and is_regression_gate(f"{base} {value}"):
+                    reg = parse_regression_gate(f"{base} {value}", source=where)
+                    ident = (reg.metric, f"{reg.stat} {reg.direction}", reg.lang, gate)
+                    rule_lang = reg.lang
+                else:
+                    rule = parse_rule(f"{base} {value}", gate=gate, source=where)
+                    ident = (rule.metric, rule.stat, rule.lang, gate)
+                    rule_lang = rule.lang
             except MirageError as exc:
                 r.problems.add(where, f"[{table}] {key!r}: {exc}")
                 continue
-            ident = (rule.metric, rule.stat, rule.lang, gate)
             if ident in seen:
                 r.problems.add(where, f"[{table}] {key!r}: the same rule as line {seen[ident]} (one would silently "
                                "override the other); keep one")
                 continue
             seen[ident] = line
             out.append(ManifestRule(gate=gate, key=base, value=value, line=line, manifest=r.path,
-                                    optional=optional, lang=rule.lang))
+                                    optional=optional, lang=rule_lang))
     return out
 
 

@@ -88,4 +88,4 @@ def test_manifest_gate_failure(pytester: pytest.Pytester, demo_suite: Path) -> N
     toml.write_text(toml.read_text().replace('"language_match.mean" = ">= 0.5"', '"language_match.mean" = ">= 1.5"'))
     res = pytester.runpytest("demo")
     assert res.ret == pytest.ExitCode.TESTS_FAILED
-    res.stdout.fnmatch_lines(["*language_match.mean >= 1.5 -> * ([[]gates[]] in *suite.toml)*"])
+    res.stdout.fnmatch_lines(["*language_match.mean >= 1.5 -> * (*demo[/]suite.toml:13)*"])

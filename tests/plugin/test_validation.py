@@ -143,6 +143,12 @@ def test_bad_language_in_rule(pytester: pytest.Pytester, demo_suite: Path) -> No
     res.stderr.fnmatch_lines(["*@HI: language codes are lowercase*"])
 
 
-def test_gate_on_a_language_without_cases_is_not_evaluable(pytester: pytest.Pytester, demo_suite: Path) -> None:
+def test_gate_on_a_language_without_cases_fails_unless_optional(pytester: pytest.Pytester, demo_suite: Path) -> None:
     res = pytester.runpytest("demo", "--mirage-gate", "bleu.mean@de >= 0.5")
-    res.stdout.fnmatch_lines(["NOT EVALUABLE gate demo [[]de[]] extractive: bleu.mean@de >= 0.5 -> n/a (*no selected case in language 'de')"])
+    assert res.ret == pytest.ExitCode.TESTS_FAILED
+    res.stdout.fnmatch_lines(["FAILED gate demo [[]de[]] extractive: bleu.mean@de >= 0.5 -> n/a (*no selected case in "
+                              "language 'de'; mark the gate optional as 'bleu.mean@de?'*"])
+    res = pytester.runpytest("demo", "--mirage-gate", "bleu.mean@de? >= 0.5")
+    assert res.ret == pytest.ExitCode.OK
+    res.stdout.fnmatch_lines(["NOT EVALUABLE gate demo [[]de[]] extractive: bleu.mean@de? >= 0.5 -> n/a (*no selected "
+                              "case in language 'de')"])

@@ -56,9 +56,23 @@ def test_gate_whose_every_value_is_null_fails_with_a_reason() -> None:
     assert gates[0].passed is False and "every hit_at_k value is null" in gates[0].note
 
 
-def test_gate_language_without_cases_is_not_evaluable() -> None:
+def test_gate_language_without_cases_fails_unless_optional() -> None:
     gates = evaluate_gates([_res("m", 1.0)], {"s": [parse_rule("hit_at_k.mean@de >= 0.8", gate=True)]})
+    assert [(g.lang, g.passed) for g in gates] == [("de", False)]
+    gates = evaluate_gates([_res("m", 1.0)], {"s": [parse_rule("hit_at_k.mean@de? >= 0.8", gate=True)]})
     assert [(g.lang, g.passed) for g in gates] == [("de", None)]
+
+
+def test_null_value_fails_a_case_threshold_unless_optional() -> None:
+    from pytest_mirage.rules import check_thresholds
+
+    rule = parse_rule("language_match >= 0.5", gate=False, source="--mirage-threshold")
+    failures, checks = check_thresholds({"language_match": None}, [rule], "sw", {"language_match": "fewer than 10 letters"})
+    assert checks == {"language_match": False}
+    assert failures == ["language_match is null (fewer than 10 letters): the threshold 'language_match >= 0.5' cannot "
+                        "be met (--mirage-threshold); mark it optional as 'language_match?' if a null value is fine"]
+    optional = parse_rule("language_match? >= 0.5", gate=False)
+    assert optional.optional and check_thresholds({"language_match": None}, [optional], "sw") == ([], {})
 
 
 def test_two_suites_with_equal_node_ids_keep_their_results(pytester: pytest.Pytester,

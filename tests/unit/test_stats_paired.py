@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from pytest_mirage.harness import CaseResult
+from pytest_mirage.results import CaseResult
 from scipy import stats as sps
 
 from pytest_mirage.stats import (
