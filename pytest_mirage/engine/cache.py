@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import shutil
 import sqlite3
 import struct
 import time
@@ -208,7 +209,7 @@ class CacheUnavailable(Exception):
         self.kind = kind
         self.action = action
         self.detail = detail
-        super().__init__(f"answer cache {path}: cannot {action} it ({detail}); {_ADVICE[kind]}")
+        super().__init__(f"answer cache {path}: cannot {action} ({detail}); {_ADVICE[kind]}")
 
 
 def classify(exc: BaseException) -> tuple[str, str]:
@@ -236,7 +237,10 @@ def classify(exc: BaseException) -> tuple[str, str]:
         kind = "busy"
     else:
         kind = "other"
-    return kind, f"{name or type(exc).__name__}: {message}"
+    if not name:  # errors raised without SQLite's code: name the code their message stands for
+        name = {"readonly": "SQLITE_CANTOPEN" if "unable to open" in lowered else "SQLITE_READONLY",
+                "io": "SQLITE_IOERR", "corrupt": "SQLITE_NOTADB", "busy": "SQLITE_BUSY"}.get(kind, type(exc).__name__)
+    return kind, f"{name}: {message}"
 
 
 class AnswerCache:
@@ -258,11 +262,13 @@ class AnswerCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             kind, detail = classify(exc)
-            raise CacheUnavailable(self.path, "create the folder of", kind, detail) from None
+            raise CacheUnavailable(self.path, "create its folder", kind, detail) from None
         self._conn = self._connect()
 
     def _fail(self, action: str, exc: BaseException) -> Exception:
         kind, detail = classify(exc)
+        if kind in ("full", "io"):
+            detail += _space_facts(self.path.parent)
         if kind == "corrupt":
             return ConfigError(f"answer cache {self.path}: cannot open it as an SQLite database ({detail}); "
                                f"{_ADVICE['corrupt']}")
@@ -289,7 +295,7 @@ class AnswerCache:
                 if classify(exc)[0] == "busy" and time.monotonic() < deadline:
                     time.sleep(0.05)
                     continue
-                raise self._fail("open", exc) from None
+                raise self._fail("open it for writing", exc) from None
 
     def _connect_readonly(self) -> sqlite3.Connection:
         """A connection that never writes: ``mode=ro`` (sees committed answers still in the WAL file),
@@ -310,7 +316,7 @@ class AnswerCache:
                     raise _Missing(self.path) from None
                 if classify(exc)[0] in ("readonly", "io") and query == "mode=ro":
                     continue
-                raise self._fail("read", exc) from None
+                raise self._fail("read it", exc) from None
             if query == "immutable=1":
                 wal = self.path.with_name(self.path.name + "-wal")
                 if wal.is_file() and wal.stat().st_size > 0:
@@ -319,7 +325,7 @@ class AnswerCache:
                                  "access to merge them")
             return conn
         assert last is not None
-        raise self._fail("read", last) from None
+        raise self._fail("read it", last) from None
 
     def get_many(self, keys: Sequence[bytes]) -> dict[bytes, tuple[str, str]]:
         """``(output, meta)`` of those ``keys`` that are present."""
@@ -333,7 +339,7 @@ class AnswerCache:
                 for key, output, meta in rows:
                     found[key] = (output, meta)
         except sqlite3.DatabaseError as exc:
-            raise self._fail("read", exc) from None
+            raise self._fail("read it", exc) from None
         return found
 
     def put(self, key: bytes, kind: str, model: str, answer: Answer) -> None:
@@ -344,7 +350,7 @@ class AnswerCache:
                                "VALUES (?, ?, ?, ?, ?, ?, ?)",
                                (key, kind, model, answer.case_id, output, meta, time.time()))
         except sqlite3.DatabaseError as exc:
-            raise self._fail("write", exc) from None
+            raise self._fail("write to it", exc) from None
 
     def __len__(self) -> int:
         return int(self._conn.execute(f"SELECT COUNT(*) FROM {_TABLE}").fetchone()[0])
@@ -356,11 +362,31 @@ class AnswerCache:
             pass
 
 
+def _space_facts(folder: Path) -> str:
+    """What the disk and the process limits say (SQLite reports a failed write without its errno)."""
+    facts = []
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        free = None
+    if free is not None and free < 16 * 1024 * 1024:
+        facts.append(f"{free} bytes free on that file system")
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+        if soft != resource.RLIM_INFINITY:
+            facts.append(f"a file size limit (ulimit -f) of {soft} bytes applies")
+    except (ImportError, OSError, ValueError):
+        pass
+    return f"; {', '.join(facts)}" if facts else ""
+
+
 class _Missing(CacheUnavailable):
     """A read-only open of a cache that holds no answers yet (no file or no table): every lookup misses."""
 
     def __init__(self, path: Path) -> None:
-        super().__init__(path, "read", "other", "it holds no answers yet")
+        super().__init__(path, "read it", "other", "it holds no answers yet")
 
 
 def warn_bad_entry(path: Path, case_id: str, exc: Exception) -> None:

@@ -126,11 +126,11 @@ class SpecOptions:
         self.known = sorted({*known, *COMMON_OPTIONS})
         for key in spec.options:
             if key not in self.known:
-                hint = ("; credentials never go in a spec: put the key in an environment variable and name it "
-                        "with ?api_key_env=NAME where the kind supports it") if secret_name(key) else ""
+                hint = (" (credentials never go in a spec: put the key in an environment variable and name it "
+                        "with ?api_key_env=NAME where the kind supports it)") if secret_name(key) else ""
                 raise ConfigError(f"--mirage-model {spec.safe_raw!r}: unknown option {key!r} for {spec.kind}: "
-                                  f"models; known options: {', '.join(self.known)}.{did_you_mean(key, self.known)}"
-                                  f"{hint}")
+                                  f"models{hint}; known options: {', '.join(self.known)}."
+                                  f"{did_you_mean(key, self.known)}")
 
     def where(self, key: str) -> str:
         return f"--mirage-model {self.spec.safe_raw!r}: option {key}"

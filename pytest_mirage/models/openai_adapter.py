@@ -23,13 +23,14 @@ the SDK's aiohttp transport when ``openai[aiohttp]`` is installed, else its defa
 from __future__ import annotations
 
 import asyncio
+import base64
 import importlib.util
 import json
 import os
 import time
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 from ..engine.faults import (
     TransientError,
@@ -68,6 +69,26 @@ def _url_secrets(url: str | None) -> list[str]:
         return []
     found += [v for _, v in parse_qsl(parts.query)]
     return [s for s in found if len(s) >= 4]
+
+
+def _split_base_url(url: str | None) -> tuple[str | None, dict[str, str], dict[str, str]]:
+    """``(url, query, headers)`` for the SDK: user info becomes an HTTP Basic ``Authorization``
+    header (both transports send it the same way) and the query becomes ``default_query`` (the
+    SDK appends its paths to the base URL, which would put them after a query)."""
+    if not url:
+        return None, {}, {}
+    parts = urlsplit(url)
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    headers: dict[str, str] = {}
+    if parts.username is not None or parts.password is not None:
+        pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", "")), query, headers
 
 
 def _secret_keys(value: Any, path: str = "") -> list[str]:
@@ -115,6 +136,8 @@ class OpenAIAdapter:
             key = DUMMY_KEY  # local servers (vLLM, llama.cpp, Ollama) accept any key
         self._api_key = key
         self._secrets = [key, *_url_secrets(self.base_url)] if key != DUMMY_KEY else _url_secrets(self.base_url)
+        self._client_url, self._query, self._headers = _split_base_url(self.base_url)
+        self._secrets += [v for v in self._headers.values()]
         self.temperature = opts.number("temperature", DEFAULT_TEMPERATURE, minimum=0.0)
         raw_max = opts.raw("max_tokens")
         no_limit = isinstance(raw_max, str) and raw_max.strip().lower() == "none"
@@ -179,7 +202,9 @@ class OpenAIAdapter:
             extra: dict[str, Any] = {}
             if self.http == "aiohttp":
                 extra["http_client"] = self._openai.DefaultAioHttpClient(timeout=self.timeout)
-            self._client = self._openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
+            self._client = self._openai.AsyncOpenAI(api_key=self._api_key, base_url=self._client_url,
+                                                    default_query=self._query or None,
+                                                    default_headers=self._headers or None,
                                                     max_retries=0, timeout=self.timeout, **extra)
             self._loop = loop
             self._check_lock = asyncio.Lock()
