@@ -312,7 +312,7 @@ class _Run:
         else:
             self._streak_sig, self._streak = signature, 1
         if self._streak >= limit:
-            reason = message.replace(f"{req.noun} {req.ref}: ", "", 1)
+            reason = message.replace(f"{req.noun} {req.ref}: ", "", 1).replace(f"model {self.adapter.name}: ", "", 1)
             self.stopped = (f"not sent: the last {limit} {req.task} failed the same way ({excerpt(reason)}); "
                             "fix that and run again (answers received so far are kept)")
             self.stats.problem(f"model {self.adapter.name}: stopped calling it after {limit} {req.task} in a row "
@@ -335,10 +335,15 @@ class _Run:
         async def one(i: int) -> None:
             req = self.requests[i]
             attempt = 0
+            last: TransientError | None = None
             while True:
                 async with sem:
                     if self.stopped is not None:
-                        self.skip(i)
+                        if last is None:
+                            self.skip(i)
+                        else:  # sent before: its own last failure, not "not sent"
+                            self.finish(i, with_ref(req, self.adapter, last, f" (not retried after {attempt} "
+                                                    "attempt(s): the model keeps failing)"), "retry")
                         return
                     self.stats.calls += 1
                     try:
@@ -363,6 +368,7 @@ class _Run:
                     self.finish(i, with_ref(req, self.adapter, error, _gave_up(attempt, error, policy)), "retry")
                     return
                 attempt += 1
+                last = error
                 self.stats.retries += 1
                 await asyncio.sleep(delay)  # outside the semaphore: other requests go on meanwhile
 

@@ -226,11 +226,11 @@ class OpenAIAdapter:
 
     def _timeout_error(self) -> TransientError:
         limit = f"max_tokens={self.max_tokens}" if self.max_tokens else "no max_tokens (the server's own limit)"
-        at_once = self.concurrency or "--mirage-concurrency"
+        at_once = f"concurrency {self.concurrency}" if self.concurrency else "concurrency from --mirage-concurrency"
         return self._transient(
-            f"no complete response within {self.timeout:g}s (timeout; output limit {limit}, concurrency "
-            f"{at_once}): raise ?timeout=SECONDS, or for a server that answers one request at a time lower "
-            "?concurrency=N or ?max_tokens=N")
+            f"no complete response within {self.timeout:g}s (timeout; output limit {limit}, {at_once}): raise "
+            "?timeout=SECONDS, or for a server that answers one request at a time lower ?concurrency=N or "
+            "?max_tokens=N")
 
     async def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> bytes:
         """One HTTP exchange under the adapter's deadline for the whole call: a server that trickles

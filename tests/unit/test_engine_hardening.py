@@ -472,3 +472,21 @@ def test_prompt_and_case_requests_in_one_cache(tmp_path: Path) -> None:
     failing = CountingBatchAdapter(script={"p9": [ModelError("HTTP 400: bad prompt")]})
     out = run_requests(failing, [PromptRequest(id="p9", prompt="x", label="judge")], EngineSettings())
     assert str(out[0]) == "prompt judge/p9: model batch:test: HTTP 400: bad prompt"
+
+
+def test_the_breaker_also_ends_pending_retries() -> None:
+    from tests.helpers.adapters import transient
+
+    stats = EngineStats()
+    adapter = SlowAsyncAdapter(delay=0.001, concurrency=4, fail=lambda req, n: transient("HTTP 503: down"))
+    out = run_requests(adapter, make_requests(30), EngineSettings(
+        stats=stats, retry=RetryPolicy(max_retries=2, base_s=0.01, max_backoff_s=0.02)))
+    messages = [str(e) for e in out]
+    assert all(isinstance(e, ModelError) for e in out)
+    assert sum("gave up after 3 attempt(s)" in m for m in messages) >= 5
+    not_retried = [m for m in messages if "not retried after" in m]
+    not_sent = [m for m in messages if "not sent: the last 5 model answers failed the same way" in m]
+    assert len(not_retried) + len(not_sent) > 0 and len(not_sent) == stats.skipped
+    assert all("HTTP 503: down" in m for m in not_retried)
+    assert stats.calls == sum(adapter.attempts.values()) < 30 * 3
+    assert len(stats.problems) == 1
