@@ -19,8 +19,9 @@ MASK = "***"
 # whole name segments that mark a secret: "max_tokens" and "tokenizer" are parameters, "api_key"
 # and "access_token" are secrets
 _SECRET_SEGMENTS = frozenset({"apikey", "authorization", "password", "passwd", "pwd", "secret", "token",
-                              "bearer", "auth", "credential", "credentials", "signature", "sig", "cookie",
-                              "session", "jwt", "private"})
+                              "bearer", "auth", "credential", "credentials", "signature", "sig", "cookie", "jwt"})
+# "key" is a secret next to one of these ("api_key", "private-key", "access_key"), not alone ("cache_key")
+_KEY_QUALIFIERS = frozenset({"api", "private", "access", "secret", "auth", "signing", "client", "subscription"})
 # query parameters that are known not to be secrets (shown as they are in messages)
 _PUBLIC_QUERY = frozenset({"api-version", "api_version", "version", "model", "format"})
 _URL = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,20}://)([^\s\"'<>]+)")
@@ -40,7 +41,9 @@ def secret_name(name: str) -> bool:
     if lowered.endswith(("_env", "-env")):
         return False
     segments = set(re.split(r"[^a-z0-9]+", lowered))
-    return bool(segments & _SECRET_SEGMENTS) or {"api", "key"} <= segments or lowered in ("key", "apikey")
+    if segments & _SECRET_SEGMENTS or lowered == "key":
+        return True
+    return "key" in segments and bool(segments & _KEY_QUALIFIERS)
 
 
 def safe_url(url: str) -> str:
