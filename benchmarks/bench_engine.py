@@ -13,6 +13,14 @@ creation + ``run_requests``), best of ``--repeat``.
 
 The server runs in its own process by default (as a real endpoint would); ``--in-process`` puts it
 on a thread of this process instead.
+
+``--scenario local`` instead plays a small local server (llama.cpp-like: one request at a time,
+``--token-ms`` per token, generating up to ``--context-limit`` tokens unless ``max_tokens`` is sent)
+and runs ``--cases`` cases twice: with the adapter's defaults, and with the former defaults (no
+``max_tokens``, ``--old-timeout`` seconds). It reports answers, errors, cut answers, requests not
+sent, wall time and whether the server was still generating after the run.
+
+    python benchmarks/bench_engine.py --scenario local [--cases 40] [--token-ms 0.5] [--context-limit 4000]
 """
 
 from __future__ import annotations
@@ -66,8 +74,48 @@ class ServerProcess:
         self.proc.wait(10)
 
 
+def local_server(args: argparse.Namespace) -> int:
+    """Defaults against a one-slot server that generates to its limit unless told (see module doc)."""
+    words = " ".join(f"w{i}" for i in range(100))
+
+    def answer(body: Any) -> str:
+        return f"##Reason: {words}\n##Answer: done [1]"
+
+    requests = make_requests(args.cases, name="bench")
+    figures: dict[str, Any] = {"cases": args.cases, "token_ms": args.token_ms, "context_limit": args.context_limit}
+    runs = {"defaults": "", "former_defaults": f"&max_tokens=none&timeout={args.old_timeout}"}
+    for label, options in runs.items():
+        with FakeOpenAIServer(answer=answer, serial=True, token_s=args.token_ms / 1000,
+                              context_limit=args.context_limit) as server:
+            adapter = ModelRegistry().create(parse_model_spec(f"openai:local?base_url={server.base_url}{options}"))
+            stats = EngineStats()
+            started = time.perf_counter()
+            out = run_requests(adapter, requests, EngineSettings(cache_mode="off", concurrency=16, stats=stats))
+            wall = time.perf_counter() - started
+            time.sleep(0.5)  # time for the server to notice closed connections
+            figures[label] = {
+                "wall_s": round(wall, 2), "answers": sum(isinstance(a, Answer) for a in out),
+                "errors": stats.errors, "cut_at_max_tokens": stats.truncated, "not_sent": stats.skipped,
+                "calls": stats.calls, "failed_calls": stats.failed_calls,
+                "server_requests": server.count, "server_generating_after": server.generating,
+                "server_abandoned": server.abandoned, "problems": stats.problems}
+            row = figures[label]
+            print(f"{label:16} {row['answers']}/{args.cases} answers, {row['errors']} errors, "
+                  f"{row['not_sent']} not sent, {row['calls']} calls ({row['failed_calls']} failed), "
+                  f"{wall:.1f}s; server still generating after the run: {row['server_generating_after']}, "
+                  f"abandoned generations: {row['server_abandoned']}")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--scenario", default="throughput", choices=("throughput", "local"))
+    parser.add_argument("--token-ms", type=float, default=0.5, help="local: milliseconds per generated token")
+    parser.add_argument("--context-limit", type=int, default=4000, help="local: tokens generated without max_tokens")
+    parser.add_argument("--old-timeout", type=float, default=1.0,
+                        help="local: the timeout of the former defaults, scaled like --token-ms")
     parser.add_argument("--cases", type=int, default=2000)
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--concurrency", type=int, default=64)
@@ -80,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--in-process", action="store_true", help="serve from a thread of this process")
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
+    if args.scenario == "local":
+        if args.cases == 2000:
+            args.cases = 40
+        return local_server(args)
 
     def build() -> list[Any]:
         return make_requests(args.cases, name="bench", passages_per_case=args.passages,

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from ..errors import ConfigError, ModelError
+from ..models.credentials import mask_text
 
 EXCERPT_CHARS = 300
 
@@ -89,22 +90,15 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = Non
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
-_SECRET_PATTERNS = (
-    re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{4,}"),
-    re.compile(r"\bsk-[A-Za-z0-9_-]{6,}"),
-    re.compile(r"(?i)\b(api[_-]?key|authorization|x-api-key)(\"?\s*[:=]\s*\"?)[^\s\",}]{4,}"),
-)
+_KEY_ASSIGNMENT = re.compile(r"(?i)\b(api[_-]?key|authorization|x-api-key)(\"?\s*[:=]\s*\"?)[^\s\",}]{4,}")
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with the given secret values and anything shaped like a key or bearer token masked."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    text = _SECRET_PATTERNS[0].sub(lambda m: f"{m.group(1)} ***", text)
-    text = _SECRET_PATTERNS[1].sub("sk-***", text)
-    text = _SECRET_PATTERNS[2].sub(lambda m: f"{m.group(1)}{m.group(2)}***", text)
-    return text
+    """``text`` with the given secret values and anything shaped like a credential masked: keys and
+    bearer tokens, ``api_key=...`` assignments, user info and query values in URLs, secret-named
+    JSON keys (see :func:`pytest_mirage.models.credentials.mask_text`)."""
+    text = mask_text(text, secrets)
+    return _KEY_ASSIGNMENT.sub(lambda m: f"{m.group(1)}{m.group(2)}***", text)
 
 
 def cause_chain(exc: BaseException) -> Iterator[BaseException]:

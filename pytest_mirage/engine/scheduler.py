@@ -4,114 +4,121 @@ with retries, writing each answer to the cache as it arrives."""
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import inspect
 import random
+import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, TypeVar
 
 from ..errors import ConfigError, ModelError, did_you_mean
-from ..models.base import Answer, ModelAdapter, ModelRequest
+from ..models.base import Answer, AsyncModelAdapter, EngineRequest, ModelAdapter
 from .cache import (
     CACHE_SCOPES,
     AnswerCache,
+    CacheUnavailable,
     KeyBuilder,
+    _Missing,
     check_identity,
     decode_answer,
     warn_bad_entry,
 )
-from .faults import RetryPolicy, TransientError
-from .progress import ProgressBar
+from .faults import RetryPolicy, TransientError, excerpt
+from .progress import PROGRESS_STYLES, ProgressReporter
 from .stats import EngineStats
 
 CACHE_MODES = ("use", "refresh", "off", "replay-only")
+DEFAULT_CONCURRENCY = 16
+BREAKER_AFTER = 5  # identical failures in a row after which a run stops calling a model
 T = TypeVar("T")
-
-
-@runtime_checkable
-class AsyncModelAdapter(Protocol):
-    """An adapter that answers one request at a time, asynchronously (API clients).
-
-    The engine runs ``answer_async`` under its concurrency limit and retries it on
-    :class:`~pytest_mirage.engine.faults.TransientError`; any other
-    :class:`~pytest_mirage.errors.ModelError` ends the case. ``aclose`` releases what was bound to
-    the event loop of one :func:`run_requests` call (HTTP connections). ``concurrency`` (None: the
-    session's ``--mirage-concurrency``) is the model's own limit.
-    """
-
-    name: str
-    concurrency: int | None
-
-    async def answer_async(self, request: ModelRequest) -> Answer: ...
-
-    async def aclose(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
 class EngineSettings:
     """How :func:`run_requests` runs. The plugin builds one per session from its options.
 
-    ``cache_dir``: folder of the SQLite answer cache (None: no cache). ``cache_mode``: ``use``
-    (read, call the misses, store), ``refresh`` (call everything, store), ``off`` (no cache) or
-    ``replay-only`` (never call a cacheable model; a miss is an error naming the case).
-    ``concurrency``: simultaneous requests for API adapters unless the model sets its own.
-    ``batch_size``: requests per ``answer_batch`` call for local engines (None: all in one call,
-    unless the adapter sets its own). ``retry``: backoff policy. ``call_timeout``: seconds one
-    async call may take before it counts as a (retryable) timeout (None: the adapter's own).
-    ``progress``: show a progress bar on stderr when at least ``progress_min`` requests go to a
-    model. ``stats``: an accumulator the engine adds its counts to.
+    ``cache_dir``: folder of the SQLite answer cache (None: no cache). ``cache_mode``: one of
+    :data:`CACHE_MODES`: ``use`` (read, call the misses, store), ``refresh`` (call everything,
+    store), ``off`` (no cache) or ``replay-only`` (never call a cacheable model; a miss is an error
+    naming the case; the cache is only read, so a read-only folder works). ``concurrency``:
+    simultaneous requests for API adapters unless the model sets its own. ``batch_size``: requests
+    per ``answer_batch`` call for local engines (None: all in one call, unless the adapter sets its
+    own). ``retry``: backoff policy. ``call_timeout``: seconds one async call may take before it
+    counts as a (retryable) timeout (None: the adapter's own deadline). ``breaker_after``: after
+    this many requests in a row failed the same way, the rest of the run is not sent (0: never stop).
+    ``progress``: show progress when at least ``progress_min`` requests go to a model, as a bar on a
+    terminal or as plain lines at most every ``progress_interval_s`` seconds otherwise
+    (``progress_style``: auto, bar, lines), written by ``progress_write`` (default: stderr).
+    ``stats``: an accumulator the engine adds its counts and problems to.
     """
 
     cache_dir: Path | None = None
-    cache_mode: str = "use"  # use | refresh | off | replay-only
-    concurrency: int = 16
+    cache_mode: str = "use"
+    concurrency: int = DEFAULT_CONCURRENCY
     progress: bool = False
     progress_min: int = 20
     batch_size: int | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     call_timeout: float | None = None
     stats: EngineStats | None = None
+    breaker_after: int = BREAKER_AFTER
+    progress_style: str = "auto"
+    progress_interval_s: float = 10.0
+    progress_write: Callable[[str], None] | None = None
 
     def __post_init__(self) -> None:
         if self.cache_mode not in CACHE_MODES:
             raise ConfigError(f"--mirage-cache-mode: found {self.cache_mode!r}; expected one of "
                               f"{', '.join(CACHE_MODES)}.{did_you_mean(self.cache_mode, CACHE_MODES)}")
-        if not isinstance(self.concurrency, int) or self.concurrency < 1:
+        if not isinstance(self.concurrency, int) or isinstance(self.concurrency, bool) or self.concurrency < 1:
             raise ConfigError(f"--mirage-concurrency: found {self.concurrency!r}; expected an integer >= 1")
         if self.batch_size is not None and self.batch_size < 1:
             raise ConfigError(f"batch size: found {self.batch_size!r}; expected an integer >= 1 or None")
         if self.cache_mode == "replay-only" and self.cache_dir is None:
             raise ConfigError("--mirage-cache-mode replay-only needs a cache folder (--mirage-cache DIR); "
                               "none is configured")
+        if self.breaker_after < 0:
+            raise ConfigError(f"breaker_after: found {self.breaker_after!r}; expected an integer >= 0")
+        if self.progress_style not in PROGRESS_STYLES:
+            raise ConfigError(f"progress style: found {self.progress_style!r}; expected one of "
+                              f"{', '.join(PROGRESS_STYLES)}")
+        if self.call_timeout is not None and not self.call_timeout > 0:
+            raise ConfigError(f"call_timeout: found {self.call_timeout!r}; expected a number > 0 or None")
 
 
-def case_ref(request: ModelRequest) -> str:
-    return f"{request.case.suite}/{request.case.id}"
-
-
-def with_case(request: ModelRequest, adapter: ModelAdapter, exc: BaseException, suffix: str = "") -> ModelError:
-    """A :class:`ModelError` whose message names the case and the model (once)."""
+def with_ref(request: EngineRequest, adapter: ModelAdapter, exc: BaseException, suffix: str = "") -> ModelError:
+    """A :class:`ModelError` whose message names the request and the model (once)."""
     message = str(exc) or type(exc).__name__
-    ref = case_ref(request)
-    names_case = ref in message or f"case {request.case.id}" in message
-    if isinstance(exc, ModelError) and not isinstance(exc, TransientError) and names_case and not suffix:
+    ref = request.ref
+    names_request = ref in message or f"{request.noun} {request.item_id}" in message
+    if isinstance(exc, ModelError) and not isinstance(exc, TransientError) and names_request and not suffix:
         return exc
     if not isinstance(exc, ModelError):
         message = f"{type(exc).__name__}: {message}"
-    if not names_case:
-        message = f"case {ref}: model {adapter.name}: {message}"
+    if not names_request:
+        message = f"{request.noun} {ref}: model {adapter.name}: {message}"
     err = ModelError(message + suffix)
     err.__cause__ = exc
+    usage = getattr(exc, "usage", None)
+    if usage is not None:
+        err.usage = usage  # type: ignore[attr-defined]
     return err
+
+
+with_case = with_ref  # the earlier name
+
+
+def _usage_of(exc: BaseException) -> Any:
+    """Token usage a failed call reported (an adapter sets ``exc.usage`` when the server said)."""
+    return getattr(exc, "usage", None)
 
 
 class _Run:
     """State of one run_requests call."""
 
-    def __init__(self, adapter: ModelAdapter, requests: Sequence[ModelRequest], settings: EngineSettings,
+    def __init__(self, adapter: ModelAdapter, requests: Sequence[EngineRequest], settings: EngineSettings,
                  stats: EngineStats) -> None:
         self.adapter = adapter
         self.requests = requests
@@ -120,13 +127,47 @@ class _Run:
         self.results: list[Answer | Exception | None] = [None] * len(requests)
         self.rng = random.Random()
         self.cache: AnswerCache | None = None
+        self.cache_writable = False
         self.keys: list[bytes | None] = [None] * len(requests)
         self.groups: dict[bytes, list[int]] = {}
         self.kind = "?"
         self.model_label = adapter.name
-        self.progress: ProgressBar | None = None
+        self.progress: ProgressReporter | None = None
+        # circuit breaker: the last final failure's signature, how many in a row, and why it opened
+        self._streak_sig: str | None = None
+        self._streak = 0
+        self.stopped: str | None = None
 
     # ------------------------------------------------------------------ cache
+    def _open(self, directory: Path, mode: str) -> tuple[AnswerCache | None, str | None]:
+        """The cache for ``mode`` and, when it cannot be read at all, why."""
+        if mode == "replay-only":  # never writes: a read-only folder or file is fine
+            try:
+                cache = AnswerCache(directory, readonly=True)
+            except _Missing:
+                return None, None
+            except CacheUnavailable as exc:
+                return None, str(exc)
+            if cache.note:
+                self.stats.problem(cache.note)
+            return cache, None
+        try:
+            cache = AnswerCache(directory)
+        except CacheUnavailable as exc:
+            fallback: AnswerCache | None = None
+            if mode == "use":
+                try:
+                    fallback = AnswerCache(directory, readonly=True)
+                except CacheUnavailable:
+                    fallback = None
+            kept = "cached answers are still read, " if fallback is not None else ""
+            self.stats.problem(f"{exc}; {kept}new answers are kept for this session only, not stored")
+            if fallback is not None and fallback.note:
+                self.stats.problem(fallback.note)
+            return fallback, None
+        self.cache_writable = True
+        return cache, None
+
     def open_cache(self) -> list[int]:
         """Look up the cache; return the indices (one per distinct request) still to answer."""
         mode = self.settings.cache_mode
@@ -137,7 +178,6 @@ class _Run:
         check_identity(self.adapter.name, identity)
         self.kind = str(identity.get("kind", type(self.adapter).__name__))
         self.model_label = str(identity.get("model", self.adapter.name))
-        self.cache = AnswerCache(self.settings.cache_dir)
         scope = getattr(self.adapter, "cache_scope", "request")
         if scope not in CACHE_SCOPES:
             raise ConfigError(f"model {self.adapter.name!r}: cache_scope {scope!r}; expected one of "
@@ -154,9 +194,18 @@ class _Run:
                 todo.append(i)
             else:
                 group.append(i)  # the same request twice: answered once
+        self.cache, unreadable = self._open(self.settings.cache_dir, mode)
         if mode == "refresh":
             return todo
-        stored = self.cache.get_many(list(groups))
+        stored: dict[bytes, tuple[str, str]] = {}
+        if self.cache is not None:
+            try:
+                stored = self.cache.get_many(list(groups))
+            except CacheUnavailable as exc:
+                unreadable = str(exc)
+                if mode == "use":
+                    self.stats.problem(f"{exc}; every request of this run goes to the model")
+        where = self.cache.path if self.cache is not None else Path(self.settings.cache_dir) / "answers.sqlite3"
         missing: list[int] = []
         name = self.adapter.name
         for i in todo:
@@ -165,92 +214,161 @@ class _Run:
             req = self.requests[i]
             if row is not None:
                 try:
-                    answer = decode_answer(row[0], row[1], req.case.id, name)
+                    answer = decode_answer(row[0], row[1], req.item_id, name)
                 except ValueError as exc:
                     if mode == "replay-only":
                         self.finish(i, ModelError(
-                            f"case {case_ref(req)}: model {name}: the cached answer in "
-                            f"{self.cache.path} is unreadable ({exc}); replay-only mode cannot call the "
-                            "model: re-record it with --mirage-cache-mode refresh"), store=False)
+                            f"{req.noun} {req.ref}: model {name}: the cached answer in {where} is unreadable "
+                            f"({exc}); replay-only mode cannot call the model: re-record it with "
+                            "--mirage-cache-mode refresh"), "cache")
                         continue
-                    warn_bad_entry(self.cache.path, req.case.id, exc)
+                    warn_bad_entry(where, req.item_id, exc)
                 else:
                     group = groups[key]
                     self.stats.hits += len(group)
                     if len(group) == 1:
                         self.results[i] = answer  # the common case, without finish()'s bookkeeping
                     else:
-                        self.finish(i, answer, store=False)
+                        self.finish(i, answer, "cache")
                     continue
             if mode == "replay-only":
                 self.stats.misses += len(groups[key])
-                self.finish(i, ModelError(
-                    f"case {case_ref(req)}: model {name}: no cached answer in {self.cache.path} "
-                    "and --mirage-cache-mode replay-only never calls a model; record it first with "
-                    "--mirage-cache-mode use (or refresh)"), store=False)
+                reason = (unreadable + "; replay-only mode never calls a model") if unreadable else (
+                    f"no cached answer in {where} and --mirage-cache-mode replay-only never calls a model; "
+                    "record it first with --mirage-cache-mode use (or refresh)")
+                self.finish(i, ModelError(f"{req.noun} {req.ref}: model {name}: {reason}"), "cache")
                 continue
             missing.append(i)
         return missing
 
-    def finish(self, i: int, result: Answer | Exception, store: bool = True) -> None:
-        """Record the result of request ``i`` (and of its duplicates); store answers in the cache."""
+    def _store(self, i: int, answer: Answer) -> None:
+        key = self.keys[i]
+        if self.cache is None or key is None or not self.cache_writable:
+            return
+        try:
+            self.cache.put(key, self.kind, self.model_label, answer)
+        except CacheUnavailable as exc:
+            # the answer is kept (in results); stop writing, say so once, and go on
+            self.cache_writable = False
+            self.stats.problem(f"{exc}; answers received from now on are kept for this session only, "
+                               "not stored")
+
+    # ------------------------------------------------------------------ results
+    def finish(self, i: int, result: Answer | Exception, source: str = "call") -> None:
+        """Record the result of request ``i`` (and of its duplicates).
+
+        ``source``: ``call`` (what a model call just returned: its usage is counted and an answer is
+        stored in the cache), ``retry`` (the last failure of a request whose attempts are counted
+        already), ``cache`` (found in, or missing from, the cache: no call was made) or ``skip``
+        (not sent because the breaker is open).
+        """
         req = self.requests[i]
+        called = source in ("call", "retry")
         if isinstance(result, Answer):
-            if result.case_id != req.case.id:
-                raise RuntimeError(f"model {self.adapter.name!r} answered case {result.case_id!r} for request "
-                                   f"{case_ref(req)!r}: adapters must keep the order of their requests")
-            if store:
+            if result.case_id != req.item_id:
+                raise RuntimeError(f"model {self.adapter.name!r} answered {result.case_id!r} for request "
+                                   f"{req.ref!r}: adapters must keep the order of their requests")
+            if source == "call":
                 self.stats.add_usage(result.usage)
-                key = self.keys[i]
-                if self.cache is not None and key is not None:
-                    self.cache.put(key, self.kind, self.model_label, result)
-        elif isinstance(result, Exception):
-            result = with_case(req, self.adapter, result)
-        else:
-            raise TypeError(f"model {self.adapter.name!r} returned {type(result).__name__} for case "
-                            f"{case_ref(req)}; expected an Answer or an exception instance")
+                try:
+                    result.output.encode("utf-8")
+                except UnicodeEncodeError as exc:  # lone surrogates: not text, never stored
+                    shown = result.output.encode("utf-8", "replace").decode("utf-8")
+                    result = ModelError(f"the answer is not valid Unicode text (an unpaired surrogate at "
+                                        f"position {exc.start}): {excerpt(shown)}")
+                else:
+                    self.stats.truncated += result.truncated
+                    self._store(i, result)
+        elif not isinstance(result, Exception):
+            raise TypeError(f"model {self.adapter.name!r} returned {type(result).__name__} for {req.noun} "
+                            f"{req.ref}; expected an Answer or an exception instance")
+        if isinstance(result, Exception):
+            if source == "call":
+                self.stats.add_usage(_usage_of(result))
+            result = with_ref(req, self.adapter, result)
+            if called:
+                self._trip(req, result)
+        elif called:
+            self._streak, self._streak_sig = 0, None
         key = self.keys[i]
         targets = self.groups.get(key, [i]) if key is not None else [i]
         for j in targets:
             self.results[j] = result if j == i or not isinstance(result, Answer) else \
-                replace(result, case_id=self.requests[j].case.id)
-            if isinstance(result, Exception):
-                self.stats.errors += 1
-        if store and self.progress is not None:
-            self.progress.advance(len(targets))
+                replace(result, case_id=self.requests[j].item_id)
+        if isinstance(result, Exception):
+            self.stats.errors += len(targets)
+        if source != "cache" and self.progress is not None:
+            self.progress.advance(len(targets), len(targets) if isinstance(result, Exception) else 0)
+
+    def _trip(self, req: EngineRequest, error: Exception) -> None:
+        """Count identical failures in a row; after ``breaker_after`` of them stop calling the model."""
+        limit = self.settings.breaker_after
+        if not limit or self.stopped is not None:
+            return
+        message = str(error)
+        signature = message.replace(req.ref, "\0").replace(req.item_id, "\0")
+        if signature == self._streak_sig:
+            self._streak += 1
+        else:
+            self._streak_sig, self._streak = signature, 1
+        if self._streak >= limit:
+            reason = message.replace(f"{req.noun} {req.ref}: ", "", 1).replace(f"model {self.adapter.name}: ", "", 1)
+            self.stopped = (f"not sent: the last {limit} {req.task} failed the same way ({excerpt(reason)}); "
+                            "fix that and run again (answers received so far are kept)")
+            self.stats.problem(f"model {self.adapter.name}: stopped calling it after {limit} {req.task} in a row "
+                               f"failed the same way: {excerpt(reason)}")
+
+    def skip(self, i: int) -> None:
+        """End request ``i`` without calling the model (the breaker is open)."""
+        req = self.requests[i]
+        self.stats.skipped += len(self.groups.get(self.keys[i] or b"", [i]))
+        error = ModelError(f"{req.noun} {req.ref}: model {self.adapter.name}: {self.stopped}")
+        self.finish(i, error, source="skip")
 
     # ------------------------------------------------------------------ calls
     async def run_async(self, adapter: AsyncModelAdapter, todo: list[int]) -> None:
         limit = adapter.concurrency or self.settings.concurrency
         sem = asyncio.Semaphore(limit)
         policy = self.settings.retry
+        timeout = self.settings.call_timeout
 
         async def one(i: int) -> None:
             req = self.requests[i]
             attempt = 0
+            last: TransientError | None = None
             while True:
                 async with sem:
+                    if self.stopped is not None:
+                        if last is None:
+                            self.skip(i)
+                        else:  # sent before: its own last failure, not "not sent"
+                            self.finish(i, with_ref(req, self.adapter, last, f" (not retried after {attempt} "
+                                                    "attempt(s): the model keeps failing)"), "retry")
+                        return
                     self.stats.calls += 1
                     try:
                         call = adapter.answer_async(req)
-                        timeout = self.settings.call_timeout
                         answer = await (asyncio.wait_for(call, timeout) if timeout else call)
                     except TransientError as exc:
                         error: TransientError = exc
                     except TimeoutError as exc:
-                        error = TransientError(f"no answer within {self.settings.call_timeout}s (call_timeout)")
+                        error = TransientError(f"no answer within {timeout}s (call_timeout)")
                         error.__cause__ = exc
-                    except Exception as exc:  # reported on the case, never lost
+                    except Exception as exc:  # reported on the request, never lost
+                        self.stats.failed_calls += 1
                         self.finish(i, exc)
                         return
                     else:
                         self.finish(i, answer)
                         return
+                self.stats.failed_calls += 1
+                self.stats.add_usage(_usage_of(error))
                 delay = policy.delay(attempt, error.retry_after, self.rng)
-                if delay is None:
-                    self.finish(i, with_case(req, self.adapter, error, _gave_up(attempt, error, policy)))
+                if delay is None or self.stopped is not None:
+                    self.finish(i, with_ref(req, self.adapter, error, _gave_up(attempt, error, policy)), "retry")
                     return
                 attempt += 1
+                last = error
                 self.stats.retries += 1
                 await asyncio.sleep(delay)  # outside the semaphore: other requests go on meanwhile
 
@@ -260,21 +378,29 @@ class _Run:
             await adapter.aclose()
 
     def run_batches(self, todo: list[int]) -> None:
-        size = getattr(self.adapter, "batch_size", None) or self.settings.batch_size or max(1, len(todo))
+        adapter: Any = self.adapter
+        size = getattr(adapter, "batch_size", None) or self.settings.batch_size or max(1, len(todo))
         policy = self.settings.retry
         for start in range(0, len(todo), size):
             pending = todo[start:start + size]
             attempt = 0
             while pending:
+                if self.stopped is not None:
+                    for i in pending:
+                        self.skip(i)
+                    break
                 batch = [self.requests[i] for i in pending]
                 self.stats.calls += len(batch)
-                out = self.adapter.answer_batch(batch)
+                out = adapter.answer_batch(batch)
                 if len(out) != len(batch):
                     raise RuntimeError(f"model {self.adapter.name!r} returned {len(out)} answers for "
                                        f"{len(batch)} requests; answer_batch must return one per request")
                 retry: list[tuple[int, TransientError]] = []
                 for i, result in zip(pending, out, strict=True):
+                    if isinstance(result, Exception):
+                        self.stats.failed_calls += 1
                     if isinstance(result, TransientError):
+                        self.stats.add_usage(_usage_of(result))
                         retry.append((i, result))
                     else:
                         self.finish(i, result)
@@ -284,8 +410,8 @@ class _Run:
                 pending = []
                 for (i, exc), delay in zip(retry, delays, strict=True):
                     if delay is None:
-                        self.finish(i, with_case(self.requests[i], self.adapter, exc,
-                                                 _gave_up(attempt, exc, policy)))
+                        self.finish(i, with_ref(self.requests[i], self.adapter, exc, _gave_up(attempt, exc, policy)),
+                                    "retry")
                     else:
                         pending.append(i)
                 if pending:
@@ -307,25 +433,60 @@ def _is_async_adapter(adapter: ModelAdapter) -> bool:
 
 
 def _run_coroutine(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run a coroutine to completion, also when this thread already runs an event loop."""
+    """Run a coroutine to completion, also when this thread already runs an event loop.
+
+    An interrupt (Ctrl-C, a test timeout) cancels the coroutine, so its requests are cancelled and
+    their connections closed instead of running on after the caller has gone.
+    """
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(factory())
     # called from inside a running loop (e.g. an async test): use a private loop in a worker thread
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="mirage-engine") as pool:
-        return pool.submit(lambda: asyncio.run(factory())).result()
+    loop = asyncio.new_event_loop()
+    outcome: list[Any] = []
+    task: list[asyncio.Task[T]] = []
+
+    def work() -> None:
+        try:
+            task.append(loop.create_task(factory()))
+            outcome.append(("ok", loop.run_until_complete(task[0])))
+        except BaseException as exc:
+            outcome.append(("error", exc))
+        finally:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+    thread = threading.Thread(target=work, name="mirage-engine", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive():
+            thread.join(0.1)
+    except BaseException:
+        if task and not loop.is_closed():
+            loop.call_soon_threadsafe(task[0].cancel)
+        thread.join()
+        raise
+    status, value = outcome[0]
+    if status == "error":
+        raise value
+    return value  # type: ignore[no-any-return]
 
 
-def run_requests(adapter: ModelAdapter, requests: Sequence[ModelRequest],
+def run_requests(adapter: ModelAdapter, requests: Sequence[EngineRequest],
                  settings: EngineSettings | None = None) -> list[Answer | Exception]:
     """Answer all ``requests`` with ``adapter``; one entry (Answer or exception) per request, in order.
 
-    Cached answers are returned without a call (their ``usage`` has ``cached: True``); the rest go
-    to the model, concurrently (async adapters, up to the concurrency limit) or in batches (local
-    engines), with retries on transient faults. Each answer is written to the cache as it arrives.
-    Failures come back as :class:`~pytest_mirage.errors.ModelError` instances naming the case, the
-    model and the reason; they are never cached and never scored.
+    ``requests`` follow :class:`~pytest_mirage.models.base.EngineRequest`: suite cases
+    (:class:`~pytest_mirage.models.base.ModelRequest`) or bare prompts
+    (:class:`~pytest_mirage.models.base.PromptRequest`). Cached answers are returned without a call
+    (their ``usage`` has ``cached: True``); the rest go to the model, concurrently (async adapters,
+    up to the concurrency limit) or in batches (local engines), with retries on transient faults.
+    Each answer is written to the cache as it arrives; a cache that cannot be written is reported
+    once in ``settings.stats.problems`` and the answers are still returned. Failures come back as
+    :class:`~pytest_mirage.errors.ModelError` instances naming the request, the model and the
+    reason; they are never cached and never scored. After ``settings.breaker_after`` identical
+    failures in a row, the remaining requests are not sent.
     """
     settings = settings or EngineSettings()
     stats = settings.stats if settings.stats is not None else EngineStats()
@@ -338,8 +499,10 @@ def run_requests(adapter: ModelAdapter, requests: Sequence[ModelRequest],
         todo = run.open_cache()
         if todo:
             stats.misses += sum(len(run.groups.get(run.keys[i] or b"", [i])) for i in todo)
-            run.progress = ProgressBar(len(todo), f"mirage {adapter.name}",
-                                       settings.progress and len(todo) >= settings.progress_min)
+            run.progress = ProgressReporter(
+                len(todo), requests[todo[0]].task, adapter.name,
+                settings.progress and len(todo) >= settings.progress_min, settings.progress_style,
+                settings.progress_interval_s, settings.progress_write)
             try:
                 if _is_async_adapter(adapter):
                     async_adapter: Any = adapter
@@ -352,7 +515,7 @@ def run_requests(adapter: ModelAdapter, requests: Sequence[ModelRequest],
         if run.cache is not None:
             run.cache.close()
         stats.wall_s += time.perf_counter() - started
-    missing = [case_ref(requests[i]) for i, r in enumerate(run.results) if r is None]
+    missing = [requests[i].ref for i, r in enumerate(run.results) if r is None]
     if missing:
         raise RuntimeError(f"engine bug: no result for {len(missing)} request(s), e.g. {missing[:3]}")
     return [r for r in run.results if r is not None]
@@ -367,4 +530,5 @@ def cache_file(settings: EngineSettings) -> Path | None:
     return Path(settings.cache_dir) / CACHE_FILE
 
 
-__all__ = ["CACHE_MODES", "AsyncModelAdapter", "EngineSettings", "cache_file", "run_requests"]
+__all__ = ["BREAKER_AFTER", "CACHE_MODES", "DEFAULT_CONCURRENCY", "EngineSettings", "cache_file",
+           "run_requests", "with_ref"]

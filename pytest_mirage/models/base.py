@@ -1,4 +1,9 @@
-"""The model protocol: what every adapter receives and returns."""
+"""The model protocol: what every adapter receives and returns.
+
+Two kinds of request reach a model through the engine (:func:`pytest_mirage.engine.run_requests`):
+:class:`ModelRequest` (a suite case to answer) and :class:`PromptRequest` (a bare prompt, e.g. a judge
+call). Both follow :class:`EngineRequest`, the small protocol the engine and the adapters rely on.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,50 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from ..suites.model import Case, Mode, Passage, Suite
+
+DEFAULT_TEMPERATURE = 0.1  # MIRAGE-Bench generates with temperature 0.1
+# Output limit when a spec sets none: MIRAGE answers (a reason and a short answer) take a few
+# hundred tokens; without a limit a local server may generate until its context is full.
+DEFAULT_MAX_TOKENS = 512
+
+
+@runtime_checkable
+class EngineRequest(Protocol):
+    """What the engine and the adapters need of a request.
+
+    ``item_id`` becomes :attr:`Answer.case_id`; ``ref`` (``suite/case``, ``judge/<id>``) and
+    ``noun`` (``case``, ``prompt``) name the request in messages; ``task`` labels progress
+    (``model answers``, ``judge calls``). ``prompt`` / ``messages`` are what a chat model sees.
+    The cache key hashes the adapter's identity, ``cache_fields``, ``messages`` and, for adapters
+    with ``cache_scope = "request"``, ``passages`` too.
+    """
+
+    @property
+    def item_id(self) -> str: ...
+
+    @property
+    def ref(self) -> str: ...
+
+    @property
+    def noun(self) -> str: ...
+
+    @property
+    def task(self) -> str: ...
+
+    @property
+    def prompt(self) -> str: ...
+
+    @property
+    def messages(self) -> list[dict[str, str]]: ...
+
+    @property
+    def lang(self) -> str | None: ...
+
+    @property
+    def passages(self) -> tuple[Passage, ...]: ...
+
+    @property
+    def cache_fields(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -29,6 +78,82 @@ class ModelRequest:
     def messages(self) -> list[dict[str, str]]:
         return [{"role": "user", "content": self.prompt}]
 
+    @property
+    def item_id(self) -> str:
+        return self.case.id
+
+    @property
+    def ref(self) -> str:
+        return f"{self.case.suite}/{self.case.id}"
+
+    @property
+    def noun(self) -> str:
+        return "case"
+
+    @property
+    def task(self) -> str:
+        return "model answers"
+
+    @property
+    def lang(self) -> str:
+        return self.case.lang
+
+    @property
+    def cache_fields(self) -> tuple[str, ...]:
+        case = self.case
+        return (case.suite, case.id, case.lang, case.question, self.mode)
+
+
+@dataclass(frozen=True, slots=True)
+class PromptRequest:
+    """A bare prompt for a model, with no suite or case: judge calls and other model-backed scorers.
+
+    ``id`` becomes :attr:`Answer.case_id`; ``label`` says who asks (``judge``): it names the request
+    in messages (``prompt judge/<id>``) and labels progress (``judge calls``). ``lang`` is passed to
+    ``py:`` callables. The cache key covers the label, the language and the prompt, not the id:
+    the same prompt asked twice is answered once.
+    """
+
+    id: str
+    prompt: str
+    label: str = "prompt"
+    lang: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("id", "prompt", "label"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"PromptRequest.{name} must be a string, got {type(getattr(self, name)).__name__}")
+        if not self.id or not self.label:
+            raise ValueError("PromptRequest needs a non-empty id and label")
+
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        return [{"role": "user", "content": self.prompt}]
+
+    @property
+    def item_id(self) -> str:
+        return self.id
+
+    @property
+    def ref(self) -> str:
+        return f"{self.label}/{self.id}"
+
+    @property
+    def noun(self) -> str:
+        return "prompt"
+
+    @property
+    def task(self) -> str:
+        return f"{self.label} calls"
+
+    @property
+    def passages(self) -> tuple[Passage, ...]:
+        return ()
+
+    @property
+    def cache_fields(self) -> tuple[str, ...]:
+        return ("prompt", self.label, self.lang or "")
+
 
 @dataclass(frozen=True, slots=True)
 class Answer:
@@ -45,6 +170,7 @@ class Answer:
     invalid_citations: tuple[str, ...] = ()
     format_ok: bool = True
     usage: Mapping[str, Any] = field(default_factory=dict)
+    truncated: bool = False  # the output was cut at the output limit (max_tokens)
 
     def to_run_line(self) -> dict[str, Any]:
         """The replay format: ``{case_id, model, output, answer?, citations?, retrieved?, contexts?}``."""
@@ -86,22 +212,52 @@ class OfflineModel:
 
 @runtime_checkable
 class ModelAdapter(Protocol):
-    """A model kind. Adapters are created once per session per spec and answer in batches.
+    """A model kind. Adapters are created once per session per spec; the engine drives them.
 
-    ``answer_batch`` returns, for each request in order, an :class:`Answer` or an exception instance
-    (a :class:`~pytest_mirage.errors.ModelError` naming the reason); one failed case never loses the
-    others. ``retrieves`` says whether the adapter retrieves from the suite corpus itself in
-    retrieval mode (e.g. a team's own pipeline) or wants the harness's retrieved context.
+    Every adapter has a ``name`` (the model's display name, see
+    :attr:`~pytest_mirage.models.registry.ModelSpec.display_name`), ``retrieves`` (whether it
+    retrieves from the suite corpus itself in retrieval mode, e.g. a team's own pipeline, or wants
+    the harness's retrieved context), ``cache_identity()`` and ``close()``; it answers either in
+    batches (:class:`BatchModelAdapter`, local engines) or one request at a time, asynchronously
+    (:class:`AsyncModelAdapter`, API clients). Adapters never call the engine themselves.
     """
 
     name: str
     retrieves: bool
 
-    def answer_batch(self, requests: Sequence[ModelRequest]) -> list[Answer | Exception]: ...
-
     def cache_identity(self) -> Mapping[str, Any] | None:
-        """Everything besides the request that determines the answer (model, parameters), or None
-        when answers must not be cached (cheap deterministic local systems, replays)."""
+        """Everything besides the request that determines the answer (model, parameters, endpoint),
+        or None when answers must not be cached (cheap deterministic local systems, replays)."""
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class BatchModelAdapter(ModelAdapter, Protocol):
+    """An adapter that answers whole batches (local engines).
+
+    ``answer_batch`` returns, for each request in order, an :class:`Answer` or an exception instance
+    (a :class:`~pytest_mirage.errors.ModelError` naming the reason); one failed case never loses the
+    others.
+    """
+
+    def answer_batch(self, requests: Sequence[EngineRequest]) -> list[Answer | Exception]: ...
+
+
+@runtime_checkable
+class AsyncModelAdapter(ModelAdapter, Protocol):
+    """An adapter that answers one request at a time, asynchronously (API clients).
+
+    The engine runs ``answer_async`` under its concurrency limit and retries it on
+    :class:`~pytest_mirage.engine.faults.TransientError`; any other
+    :class:`~pytest_mirage.errors.ModelError` ends the request. ``aclose`` releases what was bound to
+    the event loop of one :func:`~pytest_mirage.engine.run_requests` call (HTTP connections).
+    ``concurrency`` (None: the session's ``--mirage-concurrency``) is the model's own limit.
+    """
+
+    concurrency: int | None
+
+    async def answer_async(self, request: EngineRequest) -> Answer: ...
+
+    async def aclose(self) -> None: ...

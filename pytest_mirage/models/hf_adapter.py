@@ -8,8 +8,9 @@ cached run never loads it.
 Options: ``device`` (``auto``: cuda when available, else cpu; or ``cpu``, ``cuda``, ``cuda:1``),
 ``dtype`` (``auto``, ``float32``, ``float16``, ``bfloat16``), ``batch_size`` (8), ``temperature``
 (0.1, as in MIRAGE), ``top_p`` (1.0), ``max_tokens`` (new tokens, 512), ``seed`` (0),
-``chat_template`` (true: use it when the tokenizer has one), ``truncated`` (``error`` or ``keep``:
-what an answer cut at ``max_tokens`` becomes), ``trust_remote_code`` (false).
+``chat_template`` (true: use it when the tokenizer has one), ``truncated`` (``keep``: an answer cut
+at ``max_tokens`` is kept and flagged; ``error``: it is an error), ``trust_remote_code`` (false),
+``name`` (the display name).
 """
 
 from __future__ import annotations
@@ -22,13 +23,12 @@ from typing import Any
 
 from ..engine.options import SpecOptions
 from ..errors import ConfigError, ModelError
-from .base import Answer, ModelRequest
+from .base import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, Answer, EngineRequest
 from .registry import ModelSpec
 
 OPTIONS = ("device", "dtype", "batch_size", "temperature", "top_p", "max_tokens", "seed", "chat_template",
            "truncated", "trust_remote_code")
 DTYPES = ("auto", "float32", "float16", "bfloat16")
-DEFAULT_TEMPERATURE = 0.1  # MIRAGE-Bench generates with temperature 0.1
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".json", ".model", ".txt")
 
 
@@ -54,24 +54,24 @@ class HFAdapter:
     def __init__(self, spec: ModelSpec) -> None:
         opts = SpecOptions(spec, OPTIONS)
         if not spec.arg:
-            raise ConfigError(f"--mirage-model {spec.raw!r}: no model; expected hf:PATH_OR_NAME, e.g. "
+            raise ConfigError(f"--mirage-model {spec.safe_raw!r}: no model; expected hf:PATH_OR_NAME, e.g. "
                               "hf:Qwen/Qwen2.5-0.5B-Instruct or hf:./my-model")
         missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
         if missing:
             # checked without importing: torch takes seconds to import, and only a cache miss needs it
-            raise ConfigError(f"--mirage-model {spec.raw!r}: {' and '.join(missing)} not installed; "
+            raise ConfigError(f"--mirage-model {spec.safe_raw!r}: {' and '.join(missing)} not installed; "
                               'install them with: pip install "pytest-mirage[hf]"')
         self.source = spec.arg
-        self.name = spec.raw.split("?", 1)[0]
+        self.name = spec.display_name
         self.device = opts.text("device", "auto") or "auto"
         self.dtype = opts.choice("dtype", "auto", DTYPES)
         self.batch_size = opts.integer("batch_size", 8, minimum=1)
         self.temperature = opts.number("temperature", DEFAULT_TEMPERATURE, minimum=0.0) or 0.0
         self.top_p = opts.number("top_p", 1.0, minimum=0.0)
-        self.max_tokens = opts.integer("max_tokens", 512, minimum=1) or 512
+        self.max_tokens: int = opts.integer("max_tokens", DEFAULT_MAX_TOKENS, minimum=1)
         self.seed = opts.integer("seed", 0)
         self.use_chat_template = opts.flag("chat_template", True)
-        self.truncated = opts.choice("truncated", "error", ("error", "keep"))
+        self.truncated = opts.choice("truncated", "keep", ("keep", "error"))
         self.trust_remote_code = opts.flag("trust_remote_code", False)
         self._fingerprint = folder_fingerprint(Path(self.source))
         self._model: Any = None
@@ -118,7 +118,7 @@ class HFAdapter:
         self._tokenizer = tokenizer
         self._model = model.to(device).eval()
 
-    def _render(self, request: ModelRequest) -> tuple[str, bool]:
+    def _render(self, request: EngineRequest) -> tuple[str, bool]:
         tok = self._tokenizer
         if self.use_chat_template and getattr(tok, "chat_template", None):
             text = tok.apply_chat_template(request.messages, tokenize=False, add_generation_prompt=True)
@@ -126,10 +126,10 @@ class HFAdapter:
         return request.prompt, False
 
     # ------------------------------------------------------------------ generation
-    def answer_batch(self, requests: Sequence[ModelRequest]) -> list[Answer | Exception]:
+    def answer_batch(self, requests: Sequence[EngineRequest]) -> list[Answer | Exception]:
         self._load()
         if self._load_error is not None:
-            return [ModelError(f"case {r.case.suite}/{r.case.id}: {self._load_error}") for r in requests]
+            return [ModelError(f"{r.noun} {r.ref}: {self._load_error}") for r in requests]
         out: list[Answer | Exception] = []
         size = self.batch_size or len(requests)
         for start in range(0, len(requests), size):
@@ -139,24 +139,24 @@ class HFAdapter:
             except (RuntimeError, ValueError) as exc:
                 if len(chunk) == 1:
                     r = chunk[0]
-                    out.append(ModelError(f"case {r.case.suite}/{r.case.id}: hf model {self.source!r}: "
+                    out.append(ModelError(f"{r.noun} {r.ref}: hf model {self.source!r}: "
                                           f"generation failed ({type(exc).__name__}: {exc})"))
                 else:
                     # one bad prompt (too long, ...) must not fail its neighbours: retry one by one
                     out.extend(self._one_by_one(chunk))
         return out
 
-    def _one_by_one(self, chunk: list[ModelRequest]) -> list[Answer | Exception]:
+    def _one_by_one(self, chunk: list[EngineRequest]) -> list[Answer | Exception]:
         results: list[Answer | Exception] = []
         for r in chunk:
             try:
                 results.extend(self._generate([r]))
             except (RuntimeError, ValueError) as exc:
-                results.append(ModelError(f"case {r.case.suite}/{r.case.id}: hf model {self.source!r}: "
+                results.append(ModelError(f"{r.noun} {r.ref}: hf model {self.source!r}: "
                                           f"generation failed ({type(exc).__name__}: {exc})"))
         return results
 
-    def _generate(self, chunk: list[ModelRequest]) -> list[Answer | Exception]:
+    def _generate(self, chunk: list[EngineRequest]) -> list[Answer | Exception]:
         import torch
 
         tok, model = self._tokenizer, self._model
@@ -187,18 +187,20 @@ class HFAdapter:
                     ids, finished = ids[:pos], True
                     break
             text = tok.decode(ids, skip_special_tokens=True).strip()
-            where = f"case {req.case.suite}/{req.case.id}: hf model {self.source!r}"
-            if not finished and len(ids) >= self.max_tokens and self.truncated == "error":
-                results.append(ModelError(f"{where}: the output was cut at max_tokens={self.max_tokens}: "
-                                          f"{text[:200]!r}; raise ?max_tokens=N or keep cut answers with "
-                                          "?truncated=keep"))
+            where = f"{req.noun} {req.ref}: hf model {self.source!r}"
+            cut = not finished and len(ids) >= self.max_tokens
+            usage = {"prompt_tokens": int(enc["attention_mask"][row].sum()), "completion_tokens": len(ids),
+                     "finish_reason": "length" if cut else "stop"}
+            if cut and self.truncated == "error":
+                error = ModelError(f"{where}: the output was cut at max_tokens={self.max_tokens}: {text[:200]!r}; "
+                                   "raise ?max_tokens=N or keep cut answers (flagged truncated) with ?truncated=keep")
+                error.usage = usage  # type: ignore[attr-defined]
+                results.append(error)
                 continue
             if not text:
                 results.append(ModelError(f"{where}: generated no text ({len(ids)} tokens, all special)"))
                 continue
-            usage = {"prompt_tokens": int(enc["attention_mask"][row].sum()), "completion_tokens": len(ids),
-                     "finish_reason": "stop" if finished else "length"}
-            results.append(Answer(case_id=req.case.id, model=self.name, output=text, usage=usage))
+            results.append(Answer(case_id=req.item_id, model=self.name, output=text, usage=usage, truncated=cut))
         return results
 
     def close(self) -> None:

@@ -5,7 +5,9 @@ The callable may be sync or async. It is called with the keyword arguments it de
 oracle passages in oracle mode; in retrieval mode empty, or the harness's BM25 top-k with
 ``?retrieves=false``), ``case`` (the :class:`~pytest_mirage.Case`), ``suite``, ``mode``,
 ``prompt`` (the rendered MIRAGE prompt) and ``messages`` (the chat messages); a ``**kwargs``
-parameter receives them all. It returns the answer text, or a mapping (or dataclass) with
+parameter receives them all. Used as a judge (a bare prompt, no case), it gets ``question`` and
+``prompt`` = the prompt, ``lang`` = the prompt's language or None, no passages, and ``case``,
+``suite`` and ``mode`` = None. It returns the answer text, or a mapping (or dataclass) with
 ``text`` (or ``output``/``answer``) and optionally ``answer``, ``reason``, ``citations`` (passage
 ids), ``retrieved`` (ranked ids it retrieved, or Passages), ``contexts`` (the texts it used, or
 Passages) and ``usage``.
@@ -30,32 +32,32 @@ from ..engine.faults import TransientError
 from ..engine.options import SpecOptions
 from ..errors import ConfigError, ModelError, did_you_mean
 from ..suites.model import Passage
-from .base import Answer, ModelRequest
+from .base import Answer, EngineRequest, ModelRequest
 from .registry import ModelSpec
 
 OPTIONS = ("retrieves", "threads", "concurrency", "cache_version")
 ARGUMENTS = ("question", "lang", "passages", "case", "suite", "mode", "prompt", "messages")
-RESULT_KEYS = ("text", "output", "answer", "reason", "citations", "retrieved", "contexts", "usage")
+RESULT_KEYS = ("text", "output", "answer", "reason", "citations", "retrieved", "contexts", "usage", "truncated")
 
 
 def _load(spec: ModelSpec) -> Callable[..., Any]:
     module_name, _, attr = spec.arg.partition(":")
     if not module_name or not attr:
-        raise ConfigError(f"--mirage-model {spec.raw!r}: expected py:MODULE:CALLABLE, e.g. py:mypkg.rag:answer")
+        raise ConfigError(f"--mirage-model {spec.safe_raw!r}: expected py:MODULE:CALLABLE, e.g. py:mypkg.rag:answer")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ConfigError(f"--mirage-model {spec.raw!r}: cannot import module {module_name!r} ({exc}); install "
+        raise ConfigError(f"--mirage-model {spec.safe_raw!r}: cannot import module {module_name!r} ({exc}); install "
                           "its package or add its folder to `pythonpath` under [tool.pytest.ini_options]") from exc
     obj: Any = module
     for part in attr.split("."):
         if not hasattr(obj, part):
             names = [n for n in dir(obj) if not n.startswith("_")]
-            raise ConfigError(f"--mirage-model {spec.raw!r}: {module_name!r} has no attribute {attr!r}."
+            raise ConfigError(f"--mirage-model {spec.safe_raw!r}: {module_name!r} has no attribute {attr!r}."
                               f"{did_you_mean(part, names)}")
         obj = getattr(obj, part)
     if not callable(obj):
-        raise ConfigError(f"--mirage-model {spec.raw!r}: {attr!r} is a {type(obj).__name__}, not a callable")
+        raise ConfigError(f"--mirage-model {spec.safe_raw!r}: {attr!r} is a {type(obj).__name__}, not a callable")
     return obj  # type: ignore[no-any-return]
 
 
@@ -70,7 +72,7 @@ class PyCallableAdapter:
     def __init__(self, spec: ModelSpec) -> None:
         opts = SpecOptions(spec, OPTIONS)
         self.fn = _load(spec)
-        self.name = spec.raw.split("?", 1)[0]
+        self.name = spec.display_name
         self.target = spec.arg
         self.retrieves = opts.flag("retrieves", True)
         self.is_async = _is_async(self.fn)
@@ -83,7 +85,7 @@ class PyCallableAdapter:
         try:
             sig = inspect.signature(self.fn)
         except (TypeError, ValueError) as exc:
-            raise ConfigError(f"--mirage-model {spec.raw!r}: cannot read the signature of {self.target!r} "
+            raise ConfigError(f"--mirage-model {spec.safe_raw!r}: cannot read the signature of {self.target!r} "
                               f"({exc}); wrap it in a def with named parameters") from exc
         positional: list[str] = []
         keywords: list[str] = []
@@ -96,7 +98,7 @@ class PyCallableAdapter:
             elif p.name in ARGUMENTS:
                 (positional if p.kind is p.POSITIONAL_ONLY else keywords).append(p.name)
             elif p.default is p.empty:
-                raise ConfigError(f"--mirage-model {spec.raw!r}: {self.target} has a required parameter "
+                raise ConfigError(f"--mirage-model {spec.safe_raw!r}: {self.target} has a required parameter "
                                   f"{p.name!r} the harness does not provide; it provides "
                                   f"{', '.join(ARGUMENTS)}.{did_you_mean(p.name, ARGUMENTS)}")
         return positional, keywords, takes_all
@@ -107,12 +109,15 @@ class PyCallableAdapter:
             return None
         return {"kind": "py", "model": self.target, "cache_version": self.cache_version}
 
-    def _arguments(self, request: ModelRequest) -> dict[str, Any]:
-        return {"question": request.case.question, "lang": request.case.lang, "passages": request.passages,
-                "case": request.case, "suite": request.suite, "mode": request.mode, "prompt": request.prompt,
-                "messages": request.messages}
+    def _arguments(self, request: EngineRequest) -> dict[str, Any]:
+        if isinstance(request, ModelRequest):
+            return {"question": request.case.question, "lang": request.case.lang, "passages": request.passages,
+                    "case": request.case, "suite": request.suite, "mode": request.mode, "prompt": request.prompt,
+                    "messages": request.messages}
+        return {"question": request.prompt, "lang": request.lang, "passages": request.passages, "case": None,
+                "suite": None, "mode": None, "prompt": request.prompt, "messages": request.messages}
 
-    def _call(self, request: ModelRequest) -> Any:
+    def _call(self, request: EngineRequest) -> Any:
         values = self._arguments(request)
         args = [values[n] for n in self._positional]
         if self._all:
@@ -121,7 +126,7 @@ class PyCallableAdapter:
             kwargs = {n: values[n] for n in self._keywords}
         return self.fn(*args, **kwargs)
 
-    async def answer_async(self, request: ModelRequest) -> Answer:
+    async def answer_async(self, request: EngineRequest) -> Answer:
         try:
             if self.is_async:
                 result = await self._call(request)
@@ -139,8 +144,8 @@ class PyCallableAdapter:
             raise ModelError(f"{self.target} raised {type(exc).__name__}: {exc}{_where(exc)}") from exc
         return self._to_answer(request, result)
 
-    def _to_answer(self, request: ModelRequest, result: Any) -> Answer:
-        case_id = request.case.id
+    def _to_answer(self, request: EngineRequest, result: Any) -> Answer:
+        case_id = request.item_id
         if isinstance(result, Answer):
             return dataclasses.replace(result, case_id=case_id, model=self.name)
         if isinstance(result, str):
@@ -168,9 +173,13 @@ class PyCallableAdapter:
         usage = result.get("usage") or {}
         if not isinstance(usage, Mapping):
             raise ModelError(f"{self.target} returned 'usage' of type {type(usage).__name__}; expected a mapping")
+        truncated = result.get("truncated", False)
+        if not isinstance(truncated, bool):
+            raise ModelError(f"{self.target} returned 'truncated' of type {type(truncated).__name__}; expected "
+                             "true or false (whether the answer was cut at an output limit)")
         return Answer(case_id=case_id, model=self.name, output=text, answer=answer, reason=reason,
                       citations=self._ids(result, "citations"), retrieved=self._ids(result, "retrieved"),
-                      contexts=self._texts(result, "contexts"), usage=dict(usage))
+                      contexts=self._texts(result, "contexts"), usage=dict(usage), truncated=truncated)
 
     def _ids(self, result: Mapping[str, Any], key: str) -> tuple[str, ...] | None:
         items = self._sequence(result, key)
@@ -199,12 +208,6 @@ class PyCallableAdapter:
 
     async def aclose(self) -> None:
         return None
-
-    def answer_batch(self, requests: Sequence[ModelRequest]) -> list[Answer | Exception]:
-        """All requests with the engine's scheduling and no cache."""
-        from ..engine import EngineSettings, run_requests
-
-        return run_requests(self, requests, EngineSettings(cache_mode="off"))
 
     def close(self) -> None:
         closer = getattr(self.fn, "close", None)

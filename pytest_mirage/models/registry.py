@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +11,7 @@ from urllib.parse import parse_qsl
 
 from ..errors import ConfigError, did_you_mean
 from .base import ModelAdapter
+from .credentials import mask_text, safe_option_value, secret_name
 
 # kind -> "module:attr" of a factory(spec: ModelSpec) -> ModelAdapter, imported only when used.
 BUILTIN_KINDS: dict[str, str] = {
@@ -23,9 +25,23 @@ BUILTIN_KINDS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+# Options that change how a model is reached or scheduled, not what it answers: left out of the
+# model's display name, so ``timeout=300`` or a base URL never becomes part of a leaderboard name.
+TRANSPORT_OPTIONS = frozenset({
+    "name", "base_url", "api_key_env", "timeout", "concurrency", "http", "check_model", "cache_tag",
+    "cache_version", "threads", "batch_size", "device", "tensor_parallel_size", "gpu_memory_utilization",
+    "max_model_len", "truncated", "trust_remote_code",
+})
+NAME_MAX_CHARS = 120
+
+
+@dataclass(frozen=True, slots=True, repr=False)
 class ModelSpec:
-    """A parsed ``--mirage-model`` value: ``kind[:arg][?key=value&...]``."""
+    """A parsed ``--mirage-model`` value: ``kind[:arg][?key=value&...]``.
+
+    ``raw`` is the text as given and may hold credentials: show :attr:`safe_raw` in messages and
+    use :attr:`display_name` as the model's name in results.
+    """
 
     raw: str
     kind: str
@@ -38,6 +54,38 @@ class ModelSpec:
             return self.options[key]
         return self.defaults.get(key, default)
 
+    @property
+    def safe_raw(self) -> str:
+        """The spec with every credential masked (URL user info and query values, secret-named
+        options, secret keys inside JSON values): what error messages show."""
+        head = f"{self.kind}:{mask_text(self.arg)}" if self.arg else self.kind
+        if not self.options:
+            return head
+        return head + "?" + "&".join(f"{k}={safe_option_value(k, v)}" for k, v in self.options.items())
+
+    @property
+    def display_name(self) -> str:
+        """The model's name in results, reports and run lines.
+
+        ``name=`` when the spec gives one; else ``kind:arg`` followed by the options that change
+        answers (``temperature``, ``max_tokens``, ``extra``, ...) in the order given, without the
+        transport options (:data:`TRANSPORT_OPTIONS`: ``timeout``, ``concurrency``, ``base_url``,
+        ``http``, ...) and with credentials masked.
+        """
+        given = self.options.get("name")
+        if given is not None:
+            return mask_text(given.strip())
+        head = f"{self.kind}:{mask_text(self.arg)}" if self.arg else self.kind
+        kept = [(k, v) for k, v in self.options.items() if k not in TRANSPORT_OPTIONS and not secret_name(k)]
+        if not kept:
+            return head
+        return head + "?" + "&".join(f"{k}={safe_option_value(k, v)}" for k, v in kept)
+
+    def __repr__(self) -> str:  # tracebacks and --showlocals print this: never the raw text
+        return f"ModelSpec({self.safe_raw!r})"
+
+    __str__ = __repr__
+
 
 def parse_model_spec(raw: str, defaults: Mapping[str, Any] | None = None) -> ModelSpec:
     text = raw.strip()
@@ -49,7 +97,23 @@ def parse_model_spec(raw: str, defaults: Mapping[str, Any] | None = None) -> Mod
         text, query = text.split("?", 1)
         opts = dict(parse_qsl(query, keep_blank_values=True))
     kind, _, arg = text.partition(":")
-    return ModelSpec(raw=raw, kind=kind, arg=arg, options=opts, defaults=dict(defaults or {}))
+    spec = ModelSpec(raw=raw, kind=kind, arg=arg, options=opts, defaults=dict(defaults or {}))
+    if "name" in opts:
+        _check_name(spec, opts["name"])
+    return spec
+
+
+def _check_name(spec: ModelSpec, name: str) -> None:
+    where = f"--mirage-model {spec.safe_raw!r}: option name"
+    stripped = name.strip()
+    if not stripped:
+        raise ConfigError(f"{where}: found an empty name; expected a short label such as name=llama-local")
+    if len(stripped) > NAME_MAX_CHARS:
+        raise ConfigError(f"{where}: found {len(stripped)} characters; expected at most {NAME_MAX_CHARS}")
+    bad = next((c for c in stripped if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn")), None)
+    if bad is not None:
+        raise ConfigError(f"{where}: found the control or invisible character U+{ord(bad):04X}; expected "
+                          "printable text")
 
 
 Factory = Callable[[ModelSpec], ModelAdapter]
@@ -71,7 +135,7 @@ class ModelRegistry:
 
     def check(self, spec: ModelSpec) -> None:
         if spec.kind not in self._kinds:
-            raise ConfigError(f"--mirage-model {spec.raw!r}: unknown model kind {spec.kind!r}; known kinds: "
+            raise ConfigError(f"--mirage-model {spec.safe_raw!r}: unknown model kind {spec.kind!r}; known kinds: "
                               f"{', '.join(self.kinds)}.{did_you_mean(spec.kind, self.kinds)}")
 
     def create(self, spec: ModelSpec) -> ModelAdapter:
@@ -82,7 +146,7 @@ class ModelRegistry:
             try:
                 module = importlib.import_module(mod_name)
             except ImportError as exc:
-                raise ConfigError(f"--mirage-model {spec.raw!r}: the {spec.kind!r} adapter cannot be imported "
+                raise ConfigError(f"--mirage-model {spec.safe_raw!r}: the {spec.kind!r} adapter cannot be imported "
                                   f"({exc}); install it with: pip install \"pytest-mirage[{spec.kind}]\"") from exc
             factory = getattr(module, attr)
         return factory(spec)

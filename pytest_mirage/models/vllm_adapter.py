@@ -8,7 +8,8 @@ Options: ``tensor_parallel_size`` (GPUs to shard over, 1), ``dtype`` (``auto``),
 ``gpu_memory_utilization`` (0.9), ``temperature`` (0.1, as in MIRAGE), ``top_p`` (1.0),
 ``max_tokens`` (512), ``seed`` (0), ``chat`` (true: ``LLM.chat`` with the model's chat template;
 false: ``LLM.generate`` on the plain prompt, for base models), ``batch_size`` (requests per call;
-default all), ``truncated`` (``error`` or ``keep``), ``trust_remote_code`` (false).
+default all), ``truncated`` (``keep``: cut answers are kept and flagged; or ``error``),
+``trust_remote_code`` (false), ``name`` (the display name).
 """
 
 from __future__ import annotations
@@ -20,12 +21,11 @@ from typing import Any
 
 from ..engine.options import SpecOptions
 from ..errors import ConfigError, ModelError
-from .base import Answer, ModelRequest
+from .base import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, Answer, EngineRequest
 from .registry import ModelSpec
 
 OPTIONS = ("tensor_parallel_size", "dtype", "max_model_len", "gpu_memory_utilization", "temperature", "top_p",
            "max_tokens", "seed", "chat", "batch_size", "truncated", "trust_remote_code")
-DEFAULT_TEMPERATURE = 0.1  # MIRAGE-Bench generates with temperature 0.1
 
 
 class VLLMAdapter:
@@ -37,24 +37,24 @@ class VLLMAdapter:
     def __init__(self, spec: ModelSpec) -> None:
         opts = SpecOptions(spec, OPTIONS)
         if not spec.arg:
-            raise ConfigError(f"--mirage-model {spec.raw!r}: no model; expected vllm:NAME_OR_PATH, e.g. "
+            raise ConfigError(f"--mirage-model {spec.safe_raw!r}: no model; expected vllm:NAME_OR_PATH, e.g. "
                               "vllm:Qwen/Qwen2.5-7B-Instruct")
         if importlib.util.find_spec("vllm") is None:
-            raise ConfigError(f"--mirage-model {spec.raw!r}: vllm is not installed; install it on a GPU machine "
+            raise ConfigError(f"--mirage-model {spec.safe_raw!r}: vllm is not installed; install it on a GPU machine "
                               'with: pip install "pytest-mirage[vllm]" (or use openai: against a vllm server)')
         self.source = spec.arg
-        self.name = spec.raw.split("?", 1)[0]
+        self.name = spec.display_name
         self.tensor_parallel_size = opts.integer("tensor_parallel_size", 1, minimum=1) or 1
         self.dtype = opts.text("dtype", "auto") or "auto"
         self.max_model_len = opts.integer("max_model_len", None, minimum=1)
         self.gpu_memory_utilization = opts.number("gpu_memory_utilization", 0.9, minimum=0.01)
         self.temperature = opts.number("temperature", DEFAULT_TEMPERATURE, minimum=0.0)
         self.top_p = opts.number("top_p", 1.0, minimum=0.0)
-        self.max_tokens = opts.integer("max_tokens", 512, minimum=1)
+        self.max_tokens = opts.integer("max_tokens", DEFAULT_MAX_TOKENS, minimum=1)
         self.seed = opts.integer("seed", 0)
         self.chat = opts.flag("chat", True)
         self.batch_size = opts.integer("batch_size", None, minimum=1)
-        self.truncated = opts.choice("truncated", "error", ("error", "keep"))
+        self.truncated = opts.choice("truncated", "keep", ("keep", "error"))
         self.trust_remote_code = opts.flag("trust_remote_code", False)
         self._llm: Any = None
         self._params: Any = None
@@ -87,15 +87,15 @@ class VLLMAdapter:
         self._params = SamplingParams(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens,
                                       seed=self.seed)
 
-    def _run(self, chunk: Sequence[ModelRequest]) -> list[Any]:
+    def _run(self, chunk: Sequence[EngineRequest]) -> list[Any]:
         if self.chat:
             return list(self._llm.chat([r.messages for r in chunk], sampling_params=self._params, use_tqdm=False))
         return list(self._llm.generate([r.prompt for r in chunk], sampling_params=self._params, use_tqdm=False))
 
-    def answer_batch(self, requests: Sequence[ModelRequest]) -> list[Answer | Exception]:
+    def answer_batch(self, requests: Sequence[EngineRequest]) -> list[Answer | Exception]:
         self._load()
         if self._load_error is not None:
-            return [ModelError(f"case {r.case.suite}/{r.case.id}: {self._load_error}") for r in requests]
+            return [ModelError(f"{r.noun} {r.ref}: {self._load_error}") for r in requests]
         out: list[Answer | Exception] = []
         size = self.batch_size or max(1, len(requests))
         for start in range(0, len(requests), size):
@@ -115,23 +115,27 @@ class VLLMAdapter:
             out.extend(self._convert(r, o) for r, o in zip(chunk, outputs, strict=True))
         return out
 
-    def _error(self, request: ModelRequest, reason: str) -> ModelError:
-        return ModelError(f"case {request.case.suite}/{request.case.id}: vllm model {self.source!r}: {reason}")
+    def _error(self, request: EngineRequest, reason: str) -> ModelError:
+        return ModelError(f"{request.noun} {request.ref}: vllm model {self.source!r}: {reason}")
 
-    def _convert(self, request: ModelRequest, output: Any) -> Answer | Exception:
+    def _convert(self, request: EngineRequest, output: Any) -> Answer | Exception:
         if not output.outputs:
             return self._error(request, "vllm returned no completion")
         completion = output.outputs[0]
         text = str(completion.text)
         finish = getattr(completion, "finish_reason", None)
-        if finish == "length" and self.truncated == "error":
-            return self._error(request, f"the output was cut at max_tokens={self.max_tokens}: {text[:200]!r}; "
-                                        "raise ?max_tokens=N or keep cut answers with ?truncated=keep")
-        if not text.strip():
-            return self._error(request, f"generated no text (finish_reason={finish!r})")
         usage = {"prompt_tokens": len(output.prompt_token_ids or ()),
                  "completion_tokens": len(completion.token_ids or ()), "finish_reason": finish}
-        return Answer(case_id=request.case.id, model=self.name, output=text.strip(), usage=usage)
+        if finish == "length" and self.truncated == "error":
+            error = self._error(request, f"the output was cut at max_tokens={self.max_tokens}: {text[:200]!r}; "
+                                         "raise ?max_tokens=N or keep cut answers (flagged truncated) with "
+                                         "?truncated=keep")
+            error.usage = usage  # type: ignore[attr-defined]
+            return error
+        if not text.strip():
+            return self._error(request, f"generated no text (finish_reason={finish!r})")
+        return Answer(case_id=request.item_id, model=self.name, output=text.strip(), usage=usage,
+                      truncated=finish == "length")
 
     def close(self) -> None:
         self._llm = None

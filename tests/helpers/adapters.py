@@ -32,15 +32,15 @@ class CountingBatchAdapter:
         return self.identity or None
 
     def answer_batch(self, requests: Sequence[ModelRequest]) -> list[Answer | Exception]:
-        self.batches.append([r.case.id for r in requests])
+        self.batches.append([r.item_id for r in requests])
         out: list[Answer | Exception] = []
         for r in requests:
-            queue = self.script.get(r.case.id)
+            queue = self.script.get(r.item_id)
             step = queue.pop(0) if queue else "ok"
             if isinstance(step, Exception):
                 out.append(step)
             else:
-                out.append(Answer(case_id=r.case.id, model=self.name, output=f"answer to {r.case.id}",
+                out.append(Answer(case_id=r.item_id, model=self.name, output=f"answer to {r.item_id}",
                                   usage={"prompt_tokens": 3, "completion_tokens": 2}))
         return out
 
@@ -72,8 +72,8 @@ class SlowAsyncAdapter:
         return {"kind": "async-test", "model": "slow"}
 
     async def answer_async(self, request: ModelRequest) -> Answer:
-        n = self.attempts.get(request.case.id, 0)
-        self.attempts[request.case.id] = n + 1
+        n = self.attempts.get(request.item_id, 0)
+        self.attempts[request.item_id] = n + 1
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
@@ -84,7 +84,7 @@ class SlowAsyncAdapter:
             exc = self.fail(request, n)
             if exc is not None:
                 raise exc
-        return Answer(case_id=request.case.id, model=self.name, output=f"async answer to {request.case.id}")
+        return Answer(case_id=request.item_id, model=self.name, output=f"async answer to {request.item_id}")
 
     async def aclose(self) -> None:
         self.aclosed += 1

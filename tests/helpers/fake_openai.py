@@ -18,7 +18,17 @@ to every request whose message matches no key. Fault names:
 ``drop``             closes the connection without answering
 ``empty_choices``    200 with ``"choices": []``
 ``truncated``        200 with ``finish_reason: "length"``
+``trickle`` / ``trickle:S``  a normal answer whose body arrives a few bytes every S seconds (default
+                     ``trickle_s``): each read is quick, the whole response slow
+``non_utf8``         200 whose JSON body holds bytes that are not UTF-8 (Latin-1 text)
+``surrogate``        200 whose answer text is an unpaired surrogate escape (``\\ud800``)
 ``ok``               a normal answer
+
+Like a small local server (llama.cpp's, one slot), it can also answer one request at a time
+(``serial=True``: the others wait in line) and generate token by token (``token_s`` seconds per
+whitespace-separated token): with ``context_limit`` set, a request without ``max_tokens``
+generates that many tokens (finish ``length``), and one with ``max_tokens`` is cut there. A
+generation stops when its client has gone (``abandoned`` counts those), as llama.cpp does.
 
 Usage::
 
@@ -49,7 +59,7 @@ MAX_BODY_BYTES = 4 * 1024 * 1024  # a request larger than this gets 413 (the ser
 MAX_LOGGED = 10_000  # the request log keeps only the most recent requests
 
 FAULT_NAMES = ("ok", "429", "429ms", "500", "503", "400", "401", "slow", "invalid_json", "drop",
-               "empty_choices", "truncated")
+               "empty_choices", "truncated", "trickle", "non_utf8", "surrogate")
 
 AnswerFn = Callable[[Mapping[str, Any]], str]
 
@@ -96,10 +106,20 @@ class FakeOpenAIServer:
     def __init__(self, *, latency: float = 0.0, answer: AnswerFn | Mapping[str, str] | None = None,
                  faults: Mapping[str, Iterable[str]] | None = None,
                  default_faults: Iterable[str] = (), slow_s: float = 5.0,
-                 usage: tuple[int, int] = (10, 5), port: int = 0) -> None:
+                 usage: tuple[int, int] = (10, 5), port: int = 0, trickle_s: float = 0.1,
+                 serial: bool = False, token_s: float = 0.0, context_limit: int | None = None,
+                 models: Iterable[str] = ("fake-model",)) -> None:
         self.latency = latency
         self.slow_s = slow_s
         self.usage = usage
+        self.trickle_s = trickle_s
+        self.serial = serial
+        self.token_s = token_s
+        self.context_limit = context_limit
+        self.models = list(models)
+        self.abandoned = 0  # generations stopped because the client had gone
+        self.generating = 0  # generations running now (serial: at most one)
+        self._slot: asyncio.Lock | None = None
         self._answer = answer
         self._faults: dict[str, deque[str]] = {
             key: deque(_check_fault(f) for f in seq) for key, seq in (faults or {}).items()}
@@ -235,11 +255,15 @@ class FakeOpenAIServer:
             await self._send(writer, 413, {"error": {"message": "request too large"}})
             return False
         raw = await reader.readexactly(length) if length else b""
-        if method == "GET" and path.rstrip("/").endswith("/models"):
+        route = path.split("?", 1)[0].rstrip("/")  # query parameters (api-version=...) do not change the route
+        if method == "GET" and route.endswith("/models"):
+            with self._lock:
+                self.log.append(Received(path=path, headers=headers, body={}, content="", fault="models",
+                                         at=time.monotonic()))
             await self._send(writer, 200, {"object": "list", "data": [
-                {"id": "fake-model", "object": "model", "owned_by": "tests"}]})
+                {"id": m, "object": "model", "owned_by": "tests"} for m in self.models]})
             return True
-        if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
+        if method != "POST" or not route.endswith("/chat/completions"):
             await self._send(writer, 404, {"error": {"message": f"no route {method} {path}"}})
             return True
         try:
@@ -257,13 +281,45 @@ class FakeOpenAIServer:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
-            return await self._respond(writer, body, fault, headers)
+            return await self._respond(reader, writer, body, fault, headers)
         finally:
             with self._lock:
                 self.in_flight -= 1
 
-    async def _respond(self, writer: asyncio.StreamWriter, body: Mapping[str, Any], fault: str,
-                       headers: Mapping[str, str]) -> bool:
+    async def _generate(self, reader: asyncio.StreamReader, text: str, body: Mapping[str, Any],
+                        finish: str) -> tuple[str, str, int] | None:
+        """Token-by-token generation (see the module doc); None when the client went away."""
+        words = text.split(" ")
+        limit = body.get("max_tokens")
+        if isinstance(limit, int) and limit < len(words):
+            words, finish = words[:limit], "length"
+        elif not isinstance(limit, int) and self.context_limit is not None:
+            filler = ["word"] * max(0, self.context_limit - len(words))
+            words, finish = (words + filler)[: self.context_limit], "length"
+        if self._slot is None:
+            self._slot = asyncio.Lock()
+        async with self._slot if self.serial else contextlib.nullcontext():
+            if reader.at_eof():  # the client gave up while waiting for the slot
+                with self._lock:
+                    self.abandoned += 1
+                return None
+            with self._lock:
+                self.generating += 1
+            try:
+                for _ in words:
+                    if self.token_s:
+                        await asyncio.sleep(self.token_s)
+                    if reader.at_eof():
+                        with self._lock:
+                            self.abandoned += 1
+                        return None
+            finally:
+                with self._lock:
+                    self.generating -= 1
+        return " ".join(words), finish, len(words)
+
+    async def _respond(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, body: Mapping[str, Any],
+                       fault: str, headers: Mapping[str, str]) -> bool:
         if self.latency:
             await asyncio.sleep(self.latency)
         name, _, arg = fault.partition(":")
@@ -296,15 +352,47 @@ class FakeOpenAIServer:
         if name == "empty_choices":
             await self._send(writer, 200, self._completion(model, None))
             return True
+        if name == "non_utf8":
+            payload = self._completion(model, "caf\u00e9 ##Answer: cr\u00e8me [1]")
+            await self._send_raw(writer, 200, json.dumps(payload, ensure_ascii=False).encode("latin-1"),
+                                 "application/json")
+            return True
+        if name == "surrogate":
+            data = json.dumps(self._completion(model, "PLACEHOLDER")).replace("PLACEHOLDER", "\\ud800 lone")
+            await self._send_raw(writer, 200, data.encode(), "application/json")
+            return True
         text = self._answer_text(body)
         finish = "length" if name == "truncated" else "stop"
-        await self._send(writer, 200, self._completion(model, text, finish))
+        tokens: int | None = None
+        if self.token_s or self.context_limit is not None or self.serial:
+            generated = await self._generate(reader, text, body, finish)
+            if generated is None:
+                return False
+            text, finish, tokens = generated
+        payload = self._completion(model, text, finish, tokens)
+        if name == "trickle":
+            await self._trickle(writer, json.dumps(payload).encode(), float(arg) if arg else self.trickle_s)
+        else:
+            await self._send(writer, 200, payload)
         with self._lock:
             self.completed += 1
         return True
 
-    def _completion(self, model: str, text: str | None, finish: str = "stop") -> dict[str, Any]:
+    async def _trickle(self, writer: asyncio.StreamWriter, data: bytes, every_s: float) -> None:
+        head = ["HTTP/1.1 200 OK", "Content-Type: application/json", f"Content-Length: {len(data)}",
+                "Connection: keep-alive"]
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+        await writer.drain()
+        for start in range(0, len(data), 8):
+            await asyncio.sleep(every_s)
+            writer.write(data[start:start + 8])
+            await writer.drain()
+
+    def _completion(self, model: str, text: str | None, finish: str = "stop",
+                    tokens: int | None = None) -> dict[str, Any]:
         prompt_tokens, completion_tokens = self.usage
+        if tokens is not None:
+            completion_tokens = tokens
         choices = [] if text is None else [{
             "index": 0, "finish_reason": finish, "logprobs": None,
             "message": {"role": "assistant", "content": text}}]

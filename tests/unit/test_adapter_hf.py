@@ -78,7 +78,8 @@ def test_batched_generation_equals_one_by_one(chat_model: Path) -> None:
     assert [a.output for a in out] == [a.output for a in single]  # type: ignore[union-attr]
     assert [a.case_id for a in out] == [r.case.id for r in reqs]  # type: ignore[union-attr]
     assert stats.calls == 5 and stats.completion_tokens == sum(a.usage["completion_tokens"] for a in out)  # type: ignore[union-attr]
-    assert out[0].model == f"hf:{chat_model}"  # type: ignore[union-attr]
+    # the display name keeps the options that change answers, not device or truncation policy
+    assert out[0].model == f"hf:{chat_model}?max_tokens=6&temperature=0"  # type: ignore[union-attr]
 
 
 def test_chat_template_is_used_when_the_tokenizer_has_one(chat_model: Path, base_model: Path) -> None:
@@ -103,9 +104,21 @@ def test_sampling_is_seeded(chat_model: Path) -> None:
     assert [a.output for a in runs[0]] == [a.output for a in runs[1]]  # type: ignore[union-attr]
 
 
-def test_truncated_output_is_an_error_by_default(chat_model: Path) -> None:
+def test_truncated_output_is_kept_and_flagged_by_default(chat_model: Path, tmp_path: Path) -> None:
     model = create(parse_model_spec(f"hf:{chat_model}?device=cpu&max_tokens=3&temperature=0"))
-    out = run_requests(model, short_requests(2), EngineSettings())
+    out = run_requests(model, short_requests(2), EngineSettings(cache_dir=tmp_path))
+    for res in out:
+        assert isinstance(res, Answer)
+        assert res.truncated == (res.usage["finish_reason"] == "length")  # else it stopped early
+    assert any(isinstance(r, Answer) and r.truncated for r in out)
+    cached = run_requests(model, short_requests(2), EngineSettings(cache_dir=tmp_path))
+    assert [a.truncated for a in cached] == [a.truncated for a in out]  # type: ignore[union-attr]
+
+
+def test_truncated_output_is_an_error_when_asked(chat_model: Path) -> None:
+    model = create(parse_model_spec(f"hf:{chat_model}?device=cpu&max_tokens=3&temperature=0&truncated=error"))
+    stats = EngineStats()
+    out = run_requests(model, short_requests(2), EngineSettings(stats=stats))
     for req, res in zip(short_requests(2), out, strict=True):
         if isinstance(res, ModelError):
             assert f"case engine-suite/{req.case.id}: hf model" in str(res)
@@ -113,6 +126,7 @@ def test_truncated_output_is_an_error_by_default(chat_model: Path) -> None:
         else:  # the random model happened to stop early
             assert isinstance(res, Answer) and res.usage["finish_reason"] == "stop"
     assert any(isinstance(r, ModelError) for r in out)
+    assert stats.completion_tokens >= 3  # the tokens of the failed call are counted
 
 
 def test_a_warm_cache_never_loads_the_model(chat_model: Path, tmp_path: Path) -> None:

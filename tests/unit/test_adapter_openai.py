@@ -54,7 +54,7 @@ def test_request_carries_model_messages_and_parameters(server: FakeOpenAIServer,
     assert isinstance(answer, Answer)
     assert answer.output == "##Reason: r [doc1#0]\n##Answer: Berlin [doc1#0]"
     assert answer.answer is None and answer.citations is None  # the plugin parses later
-    assert answer.model == "openai:my-model"
+    assert answer.model == 'openai:my-model?max_tokens=64&extra={"top_p":0.5,"seed":7}'  # no transport options
     assert answer.usage == {"finish_reason": "stop", "prompt_tokens": 10, "completion_tokens": 5,
                             "total_tokens": 15}
 
@@ -131,27 +131,72 @@ def test_error_bodies_that_echo_the_key_are_redacted(server: FakeOpenAIServer,
     assert isinstance(out[1], ModelError) and "HTTP 400" in str(out[1]) and "check max_tokens" in str(out[1])
 
 
-def test_truncated_answers_can_be_kept(server: FakeOpenAIServer) -> None:
+def test_truncated_answers_are_kept_flagged_and_cached(server: FakeOpenAIServer, tmp_path: Path) -> None:
     server.set_faults("q-0:", ["truncated"])
-    adapter = create(parse_model_spec(f"openai:m?base_url={server.base_url}&truncated=keep"))
-    out = run_requests(adapter, make_requests(1))
-    assert isinstance(out[0], Answer) and out[0].usage["finish_reason"] == "length"
+    adapter = create(parse_model_spec(f"openai:m?base_url={server.base_url}"))
+    stats = EngineStats()
+    out = run_requests(adapter, make_requests(2), EngineSettings(cache_dir=tmp_path, stats=stats))
+    assert isinstance(out[0], Answer) and out[0].truncated and out[0].usage["finish_reason"] == "length"
+    assert isinstance(out[1], Answer) and not out[1].truncated
+    assert stats.truncated == 1
+    again = run_requests(adapter, make_requests(2), EngineSettings(cache_dir=tmp_path))
+    assert server.count == 2 and [a.truncated for a in again] == [True, False]  # type: ignore[union-attr]
 
 
-def test_cache_identity_has_model_and_parameters_not_transport(server: FakeOpenAIServer) -> None:
-    a = create(parse_model_spec(f"openai:m?base_url={server.base_url}&temperature=0"))
-    b = create(parse_model_spec("openai:m?base_url=http://other:1/v1&temperature=0"))
+def test_truncated_answers_are_errors_when_asked(server: FakeOpenAIServer) -> None:
+    server.set_faults("q-0:", ["truncated"])
+    stats = EngineStats()
+    adapter = create(parse_model_spec(f"openai:m?base_url={server.base_url}&truncated=error&max_tokens=9"))
+    out = run_requests(adapter, make_requests(1), EngineSettings(stats=stats))
+    assert isinstance(out[0], ModelError)
+    assert "cut at max_tokens=9 (finish_reason='length')" in str(out[0]) and "?truncated=keep" in str(out[0])
+    # the failed call's tokens are counted
+    assert (stats.calls, stats.failed_calls, stats.prompt_tokens, stats.completion_tokens) == (1, 1, 10, 5)
+
+
+def test_cache_identity_has_model_parameters_and_endpoint_not_transport(server: FakeOpenAIServer) -> None:
+    a = create(parse_model_spec(f"openai:m?base_url={server.base_url}&temperature=0&timeout=5&concurrency=2"))
+    b = create(parse_model_spec(f"openai:m?base_url={server.base_url}/&temperature=0&http=httpx"))
     assert a.cache_identity() == b.cache_identity() == {
-        "kind": "openai", "model": "m", "temperature": 0.0, "max_tokens": None, "extra": {}, "truncated": "error"}
+        "kind": "openai", "model": "m", "endpoint": server.base_url, "temperature": 0.0, "max_tokens": 512,
+        "extra": {}}
+    other = create(parse_model_spec("openai:m?base_url=http://other:1/v1&temperature=0"))
+    assert other.cache_identity()["endpoint"] == "http://other:1/v1"  # type: ignore[index]
+    creds = create(parse_model_spec("openai:m?base_url=http://user:pw-1234@other:1/v1?key=abcd1234&temperature=0"))
+    assert creds.cache_identity() == other.cache_identity()  # credentials are never part of it
     tagged = create(parse_model_spec("openai:m?base_url=http://other:1/v1&cache_tag=gateway"))
-    assert tagged.cache_identity()["cache_tag"] == "gateway"  # type: ignore[index]
+    assert tagged.cache_identity()["endpoint"] == "gateway"  # type: ignore[index]
+    error_mode = create(parse_model_spec("openai:m?base_url=http://other:1/v1&truncated=error"))
+    assert error_mode.cache_identity()["truncated"] == "error"  # type: ignore[index]
 
 
-def test_answer_batch_works_outside_the_engine(server: FakeOpenAIServer) -> None:
+def test_answers_from_another_endpoint_are_not_reused(tmp_path: Path) -> None:
+    reqs = make_requests(2)
+    with FakeOpenAIServer() as first, FakeOpenAIServer() as second:
+        for srv in (first, second):
+            adapter = create(parse_model_spec(f"openai:m?base_url={srv.base_url}"))
+            assert all(isinstance(a, Answer) for a in run_requests(adapter, reqs, EngineSettings(cache_dir=tmp_path)))
+        assert (first.count, second.count) == (2, 2)
+
+
+def test_async_adapters_have_no_hidden_engine_call(server: FakeOpenAIServer) -> None:
+    # answering goes through run_requests (retries, cache, concurrency); an adapter never calls it itself
     adapter = create(parse_model_spec(f"openai:m?base_url={server.base_url}&concurrency=2"))
-    out = adapter.answer_batch(make_requests(3))
+    assert not hasattr(adapter, "answer_batch")
+    out = run_requests(adapter, make_requests(3), EngineSettings(cache_mode="off"))
     assert [a.case_id for a in out if isinstance(a, Answer)] == ["q-0", "q-1", "q-2"]
     assert server.max_in_flight <= 2
+
+
+def test_default_max_tokens_is_sent_and_can_be_lifted(server: FakeOpenAIServer) -> None:
+    run_requests(create(parse_model_spec(f"openai:m?base_url={server.base_url}")), make_requests(1))
+    run_requests(create(parse_model_spec(f"openai:m?base_url={server.base_url}&max_tokens=none")), make_requests(1))
+    spec = f'openai:m?base_url={server.base_url}&extra={{"max_completion_tokens": 33}}'
+    run_requests(create(parse_model_spec(spec)), make_requests(1))
+    bodies = [r.body for r in server.log]
+    assert bodies[0]["max_tokens"] == 512
+    assert "max_tokens" not in bodies[1]
+    assert "max_tokens" not in bodies[2] and bodies[2]["max_completion_tokens"] == 33
 
 
 def test_the_adapter_is_reusable_across_runs(server: FakeOpenAIServer, tmp_path: Path) -> None:
@@ -167,10 +212,15 @@ def test_the_adapter_is_reusable_across_runs(server: FakeOpenAIServer, tmp_path:
 @pytest.mark.parametrize(("spec", "message"), [
     ("openai:", "no model name; expected openai:MODEL"),
     ("openai:m?base_url=http://x/v1&temprature=0", r"unknown option 'temprature'.*Did you mean: temperature\?"),
-    ("openai:m?base_url=http://x/v1&temperature=hot", "option temperature: found 'hot'; expected a number"),
+    ("openai:m?base_url=http://x/v1&temperature=hot", "option temperature: found 'hot'; expected a finite number"),
+    ("openai:m?base_url=http://x/v1&timeout=nan", "option timeout: found 'nan'; expected a finite number >= 0.001"),
+    ("openai:m?base_url=http://x/v1&timeout=inf", "option timeout: found 'inf'; expected a finite number"),
+    ("openai:m?base_url=http://x/v1&concurrency=2.5", "option concurrency: found '2.5'; expected an integer >= 1"),
+    ("openai:m?base_url=http://x/v1&check_model=perhaps", "option check_model: found 'perhaps'; expected true or false"),
+    ('openai:m?base_url=http://x/v1&extra={"stream": true}', "option extra: key 'stream' is not allowed"),
     ("openai:m?base_url=http://x/v1&max_tokens=0", "option max_tokens: found '0'; expected an integer >= 1"),
     ("openai:m?base_url=http://x/v1&extra=[1]", "option extra: found '\\[1\\]'; expected a JSON object"),
-    ("openai:m?base_url=http://x/v1&truncated=maybe", "option truncated: found 'maybe'; expected one of error, keep"),
+    ("openai:m?base_url=http://x/v1&truncated=maybe", "option truncated: found 'maybe'; expected one of keep, error"),
     ("openai:m?base_url=http://x/v1&http=curl", "option http: found 'curl'; expected one of auto, httpx, aiohttp"),
 ])
 def test_bad_options_are_config_errors(spec: str, message: str) -> None:

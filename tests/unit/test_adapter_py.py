@@ -195,3 +195,33 @@ def test_bad_specs_are_config_errors(module, arg: str, message: str) -> None:  #
     """)
     with pytest.raises(ConfigError, match=message):
         create(parse_model_spec("py:" + arg.format(mod=name)))
+
+
+def test_a_pipeline_can_serve_as_a_judge_on_bare_prompts(module) -> None:  # type: ignore[no-untyped-def]
+    from pytest_mirage.models.base import PromptRequest
+
+    name = module("""
+        seen = []
+        def judge(question, prompt, lang, case, passages, mode):
+            seen.append((question, prompt, lang, case, passages, mode))
+            return {"text": "A is better", "truncated": len(prompt) > 20}
+    """)
+    adapter = create(parse_model_spec(f"py:{name}:judge"))
+    assert not hasattr(adapter, "answer_batch")  # only the engine drives it
+    prompts = [PromptRequest(id="j1", prompt="Which is better?", label="judge", lang="sw"),
+               PromptRequest(id="j2", prompt="Which is better, A or B, and why?", label="judge")]
+    out = run_requests(adapter, prompts, EngineSettings())
+    assert [(a.case_id, a.output, a.truncated) for a in out] == [  # type: ignore[union-attr]
+        ("j1", "A is better", False), ("j2", "A is better", True)]
+    import importlib
+
+    assert importlib.import_module(name).seen[0] == ("Which is better?", "Which is better?", "sw", None, (), None)
+
+
+def test_truncated_must_be_a_boolean(module) -> None:  # type: ignore[no-untyped-def]
+    name = module("""
+        def answer(question):
+            return {"text": "x", "truncated": "yes"}
+    """)
+    out = run_requests(create(parse_model_spec(f"py:{name}:answer")), make_requests(1), EngineSettings())
+    assert isinstance(out[0], ModelError) and "'truncated' of type str; expected true or false" in str(out[0])

@@ -101,7 +101,7 @@ def test_whole_batch_goes_to_one_chat_call_with_the_options(recorder: _Recorder,
     assert all(isinstance(a, Answer) for a in out)
     first = out[0]
     assert isinstance(first, Answer) and first.output.startswith("reply to")
-    assert first.usage["completion_tokens"] == 3 and first.model == "vllm:Qwen/Qwen2.5-7B-Instruct"
+    assert first.usage["completion_tokens"] == 3 and first.model == "vllm:Qwen/Qwen2.5-7B-Instruct?max_tokens=128"
     # a warm cache needs no engine at all
     again = _create("vllm:Qwen/Qwen2.5-7B-Instruct?tensor_parallel_size=4&max_tokens=128&max_model_len=8192")
     run_requests(again, reqs, EngineSettings(cache_dir=tmp_path))
@@ -128,11 +128,13 @@ def test_one_bad_prompt_does_not_fail_the_batch(monkeypatch: pytest.MonkeyPatch)
     assert "case engine-suite/q-1: vllm model 'm': generation failed (ValueError" in str(out[1])
 
 
-def test_truncated_outputs_are_errors(recorder: _Recorder) -> None:
+def test_truncated_outputs_are_kept_and_flagged_or_errors_when_asked(recorder: _Recorder) -> None:
     import dataclasses
 
     req = dataclasses.replace(make_requests(1)[0], prompt="please cut here")
     out = run_requests(_create("vllm:m?max_tokens=5"), [req], EngineSettings())
+    assert isinstance(out[0], Answer) and out[0].truncated and out[0].usage["finish_reason"] == "length"
+    out = run_requests(_create("vllm:m?max_tokens=5&truncated=error"), [req], EngineSettings())
     assert isinstance(out[0], ModelError) and "cut at max_tokens=5" in str(out[0])
 
 

@@ -100,7 +100,7 @@ def test_refresh_calls_everything_and_overwrites(tmp_path: Path) -> None:
     run_requests(again, reqs, settings(tmp_path, "refresh"))
     assert again.calls == 3
     with sqlite3.connect(tmp_path / "cache" / CACHE_FILE) as conn:
-        assert conn.execute("SELECT COUNT(*) FROM answers_v1").fetchone()[0] == 3
+        assert conn.execute("SELECT COUNT(*) FROM answers_v2").fetchone()[0] == 3
 
 
 def test_off_mode_neither_reads_nor_writes(tmp_path: Path) -> None:
@@ -185,13 +185,13 @@ def test_an_unreadable_entry_is_a_warning_and_a_miss(tmp_path: Path) -> None:
     reqs = make_requests(1)
     run_requests(CountingBatchAdapter(), reqs, settings(tmp_path))
     with sqlite3.connect(tmp_path / "cache" / CACHE_FILE) as conn:
-        conn.execute("UPDATE answers_v1 SET meta = '{\"usage\": 1}'")
+        conn.execute("UPDATE answers_v2 SET meta = '{\"usage\": 1}'")
     adapter = CountingBatchAdapter()
     with pytest.warns(MirageWarning, match="entry for case 'q-0' is unreadable"):
         out = run_requests(adapter, reqs, settings(tmp_path))
     assert adapter.calls == 1 and isinstance(out[0], Answer)
     with sqlite3.connect(tmp_path / "cache" / CACHE_FILE) as conn:
-        conn.execute("UPDATE answers_v1 SET meta = 'not json'")
+        conn.execute("UPDATE answers_v2 SET meta = 'not json'")
     out = run_requests(CountingBatchAdapter(), reqs, settings(tmp_path, "replay-only"))
     assert isinstance(out[0], ModelError) and "unreadable" in str(out[0])
 

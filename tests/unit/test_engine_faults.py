@@ -86,7 +86,7 @@ FAULTS = {
     "q-4:": ["429ms:50", "ok"],  # OpenAI's retry-after-ms header
     "q-5:": ["invalid_json"],  # malformed: error with the excerpt, not retried
     "q-6:": ["empty_choices"],
-    "q-7:": ["truncated"],
+    "q-7:": ["truncated"],  # cut at max_tokens: kept, flagged and cached
     "q-8:": ["401"],  # client error: not retried
     "q-9:": ["500", "500", "500", "500", "500"],  # more than the retry limit
 }
@@ -106,7 +106,7 @@ def test_every_fault_is_recovered_or_reported_with_its_reason(tmp_path: Path, ht
         q0 = server.requests_for("q-0:")
         assert [r.fault for r in q0] == ["429:1", "ok"]
         assert all(r.headers.get("x-stainless-retry-count") == "0" for r in server.log)  # SDK retries off
-    recovered = {f"q-{i}" for i in (0, 1, 2, 3, 4, 10)}
+    recovered = {f"q-{i}" for i in (0, 1, 2, 3, 4, 7, 10)}
     for req, result in zip(reqs, out, strict=True):
         if req.case.id in recovered:
             assert isinstance(result, Answer), result
@@ -117,7 +117,9 @@ def test_every_fault_is_recovered_or_reported_with_its_reason(tmp_path: Path, ht
     messages = {req.case.id: str(res) for req, res in zip(reqs, out, strict=True)}
     assert "not valid JSON" in messages["q-5"] and '{"id": "chatcmpl-x"' in messages["q-5"]
     assert "no choices" in messages["q-6"] and '"choices": []' in messages["q-6"]
-    assert "finish_reason='length'" in messages["q-7"] and "##Answer" in messages["q-7"]
+    truncated = out[7]
+    assert isinstance(truncated, Answer) and truncated.truncated and truncated.usage["finish_reason"] == "length"
+    assert not any(a.truncated for a in out if isinstance(a, Answer) and a is not truncated)
     assert "HTTP 401" in messages["q-8"] and "Incorrect API key provided" in messages["q-8"]
     assert "HTTP 500" in messages["q-9"] and "gave up after 4 attempt(s)" in messages["q-9"]
     assert elapsed >= 1.0  # waited for Retry-After: 1
@@ -127,7 +129,9 @@ def test_every_fault_is_recovered_or_reported_with_its_reason(tmp_path: Path, ht
         assert len(cache) == len(recovered)
     finally:
         cache.close()
-    assert stats.errors == 5 and stats.retries == 1 + 2 + 1 + 1 + 1 + 3
+    assert stats.errors == 4 and stats.retries == 1 + 2 + 1 + 1 + 1 + 3 and stats.truncated == 1
+    # every attempt is a call; failed ones (retried or not) are counted apart
+    assert stats.calls == 11 + stats.retries and stats.failed_calls == stats.retries + 4
 
 
 @pytest.mark.parametrize("http", TRANSPORTS)
@@ -141,7 +145,8 @@ def test_timeouts_and_dropped_connections_are_told_apart(http: str) -> None:
         out = run_requests(adapter, reqs, EngineSettings(cache_mode="off", retry=policy))
     slow, drop = (str(o) for o in out)
     assert all(isinstance(o, ModelError) for o in out), out
-    assert "no response within 0.5s (timeout; raise it with ?timeout=SECONDS)" in slow
+    assert "no complete response within 0.5s (timeout; output limit max_tokens=512" in slow
+    assert "raise ?timeout=SECONDS" in slow and "?concurrency=N" in slow
     assert "/v1/chat/completions: connection failed (" in drop and "disconnected" in drop.lower()
     assert "timeout" not in drop.lower()
     assert "gave up after 2 attempt(s)" in slow and "gave up after 2 attempt(s)" in drop

@@ -57,7 +57,7 @@ def _cached_cases(cache: Path) -> set[str]:
         return set()
     try:
         with closing(sqlite3.connect(path, timeout=5)) as conn:
-            return {row[0] for row in conn.execute("SELECT case_id FROM answers_v1")}
+            return {row[0] for row in conn.execute("SELECT case_id FROM answers_v2")}
     except sqlite3.OperationalError:  # the table is not created yet
         return set()
 

@@ -105,7 +105,7 @@ def test_adapter_contract_violations_are_loud() -> None:
         def answer_batch(self, requests):  # type: ignore[no-untyped-def]
             return list(reversed(super().answer_batch(requests)))
 
-    with pytest.raises(RuntimeError, match="answered case 'q-1' for request 'engine-suite/q-0'"):
+    with pytest.raises(RuntimeError, match="answered 'q-1' for request 'engine-suite/q-0'"):
         run_requests(Swapped(), make_requests(2), EngineSettings())
 
 
@@ -138,6 +138,6 @@ def test_stats_merge_across_workers_and_summary() -> None:
     assert (b.requests, b.hits, b.misses, b.calls, b.wall_s) == (15, 9, 6, 7, 2.0)
     assert summary_lines(EngineStats()) == []
     assert summary_lines(b, "/tmp/c/answers.sqlite3") == [
-        "mirage engine: 15 requests, 9 cache hits, 6 misses, 7 model calls (1 retries), 1 errors, "
+        "mirage engine: 15 requests, 9 cache hits, 6 misses, 7 model calls (1 retries), 0 failed, 1 errors, "
         "tokens 30 prompt + 12 completion, 2.0s",
         "mirage cache: /tmp/c/answers.sqlite3"]
