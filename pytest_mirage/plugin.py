@@ -9,7 +9,6 @@ used, or (on an xdist controller) a worker reports a mirage result.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -109,15 +108,17 @@ class SuiteCollector(pytest.Collector):
             raise SuiteError(str(exc)) from None
         cases = ctl.ctx.run_cases(suite)
         ctl.add_lang_markers({c.lang for c in cases})
+        repeats = ctl.ctx.settings.repeat
         for case in cases:
             for spec in ctl.ctx.settings.models:
-                item = MirageItem.from_parent(self, name=f"{case.lang}/{case.id}[{spec.raw}]", case=case,
-                                              spec=spec, ref=self.ref)
-                item.add_marker(pytest.mark.mirage)
-                item.add_marker(getattr(pytest.mark, f"lang_{case.lang}"))
-                item.add_marker(pytest.mark.mirage_lang(case.lang))
-                item.keywords[case.lang] = True
-                yield item
+                for repeat in range(repeats):
+                    name = f"{case.lang}/{case.id}[{ctl.ctx.model_name(spec)}]" + (f"#{repeat}" if repeats > 1 else "")
+                    item = MirageItem.from_parent(self, name=name, case=case, spec=spec, ref=self.ref, repeat=repeat)
+                    item.add_marker(pytest.mark.mirage)
+                    item.add_marker(getattr(pytest.mark, f"lang_{case.lang}"))
+                    item.add_marker(pytest.mark.mirage_lang(case.lang))
+                    item.keywords[case.lang] = True
+                    yield item
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
         from .errors import MirageError
@@ -145,11 +146,12 @@ class MirageFailure(Exception):
 
 
 class MirageItem(pytest.Item):
-    def __init__(self, *, case: Case, spec: ModelSpec, ref: str, **kwargs: Any) -> None:
+    def __init__(self, *, case: Case, spec: ModelSpec, ref: str, repeat: int = 0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case = case
         self.spec = spec
         self.ref = ref
+        self.repeat = repeat
         self._result: CaseResult | None = None
 
     def setup(self) -> None:
@@ -159,11 +161,12 @@ class MirageItem(pytest.Item):
         ctl = activate(self.config)
         try:
             with ctl.progress_to_terminal():
-                self._result = ctl.answerer.result(self.spec, self.ref, self.case, lambda: ctl.jobs(self))
+                self._result = ctl.answerer.result(self.spec, self.ref, self.case, lambda: ctl.jobs(self),
+                                                   self.repeat)
         except MirageError as exc:
             suite = ctl.ctx.suite(self.ref)
             err = CaseResult.errored(suite=suite.name, suite_ref=self.ref, case_id=self.case.id, lang=self.case.lang,
-                                     model=ctl.ctx.model_name(self.spec), error=str(exc))
+                                     model=ctl.ctx.model_name(self.spec), error=str(exc), repeat=self.repeat)
             self.user_properties.append((RESULT_KEY, err.to_json()))
             raise
         self.user_properties.append((RESULT_KEY, self._result.to_json()))
@@ -176,8 +179,8 @@ class MirageItem(pytest.Item):
         """One clear block for a missed threshold or a model/metric error (no plugin frames)."""
         msg = str(exc)
         if isinstance(exc, MirageFailure):
-            return f"{self.case.source}: case {self.case.id} ({self.case.lang}) with {self.spec.raw}:\n{msg}"
-        who = "" if self.case.id in msg else f"case {self.case.id} with {self.spec.raw}: "
+            return f"{self.case.source}: case {self.case.id} ({self.case.lang}) with {self.spec.display_name}:\n{msg}"
+        who = "" if self.case.id in msg else f"case {self.case.id} with {self.spec.display_name}: "
         return f"{self.case.source}: {who}{msg}"
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
@@ -188,7 +191,7 @@ class MirageItem(pytest.Item):
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path | str, int | None, str]:
-        return self.path, None, f"mirage {self.case.lang}/{self.case.id} [{self.spec.raw}]"
+        return self.path, None, f"mirage {self.case.lang}/{self.case.id} [{self.spec.display_name}]"
 
 
 # ---------------------------------------------------------------------------- fixtures for teams
@@ -209,7 +212,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("mirage_case", [c for _, c in pairs], ids=[f"{c.lang}/{c.id}" for _, c in pairs])
     if "mirage_model" in names:
         specs = ctl.ctx.settings.models
-        metafunc.parametrize("mirage_model", [ModelUnderTest(ctl, s) for s in specs], ids=[s.raw for s in specs])
+        metafunc.parametrize("mirage_model", [ModelUnderTest(ctl, s) for s in specs], ids=[ctl.ctx.model_name(s) for s in specs])
 
 
 @pytest.fixture
@@ -264,7 +267,7 @@ class ModelUnderTest:
         return ans.with_model(self.name)
 
     def __repr__(self) -> str:
-        return f"ModelUnderTest({self.spec.raw!r})"
+        return f"ModelUnderTest({self.spec.safe_raw!r})"
 
 
 class MirageChecker:
@@ -313,13 +316,15 @@ class MirageController:
         self.is_worker = hasattr(config, "workerinput")
         try:
             settings = resolve(config)
+            # progress of model and judge calls: a bar on a terminal, plain lines in CI logs; workers'
+            # stderr is not shown, so only the controller (or a serial run) reports progress
             self.ctx: RunContext = RunContext(settings, self._metrics(config), self._models(config),
-                                              progress=sys.stderr.isatty() and not self.is_worker)
+                                              progress=not self.is_worker)
             self.ctx.validate()
         except (ConfigError, MirageError) as exc:
             raise pytest.UsageError(str(exc)) from None
         self.answerer: Answerer = Answerer(self.ctx)
-        self.results: dict[tuple[str, str, str], CaseResult] = {}
+        self.results: dict[tuple[str, str, str, int], CaseResult] = {}
         self.collection_errors: dict[str, str] = {}
         self.finished: Finished | None = None
         self.notes: list[str] = []  # problems found along the way, printed at the end
@@ -433,10 +438,11 @@ class MirageController:
             from .compat import xdist_queued_items
 
             queued = xdist_queued_items(self.config, item.session.items)
-            return [(it.ref, it.case) for it in queued if isinstance(it, MirageItem) and it.spec.raw == item.spec.raw]
+            return [(it.ref, it.case, it.repeat) for it in queued
+                    if isinstance(it, MirageItem) and it.spec.raw == item.spec.raw]
         jobs = self._jobs.get(item.spec.raw)
         if jobs is None:
-            jobs = self._jobs[item.spec.raw] = [(it.ref, it.case) for it in item.session.items
+            jobs = self._jobs[item.spec.raw] = [(it.ref, it.case, it.repeat) for it in item.session.items
                                                 if isinstance(it, MirageItem) and it.spec.raw == item.spec.raw]
         return jobs
 
@@ -526,7 +532,8 @@ class MirageController:
         errors = [CollectionError(k, v) for k, v in self.collection_errors.items()]
         try:
             self.finished = finish_run(self.ctx, self.results.values(), collection_errors=errors,
-                                       exitstatus=int(session.exitstatus), problems=self.notes, baseline=self.baseline)
+                                       exitstatus=int(session.exitstatus),
+                                       problems=[*self.ctx.stats.problems, *self.notes], baseline=self.baseline)
         except MirageError as exc:  # e.g. a model map naming no model of this run: one clear line
             self.errors.append(f"the session end failed: {exc}")
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -541,7 +548,7 @@ class MirageController:
 
         write: Callable[..., None] = terminalreporter.write_line
         ctx = self.ctx
-        if ctx.called_cacheable_model:
+        if ctx.called_cacheable_model or ctx.stats.problems:
             from .engine import cache_file, summary_lines
 
             path = cache_file(ctx.engine)

@@ -30,11 +30,12 @@ class CaseResult:
     checks: Mapping[str, bool] = field(default_factory=dict)
     error: str | None = None
     run_line: Mapping[str, Any] | None = None
+    repeat: int = 0  # the sample index with --mirage-repeat
 
     @property
-    def key(self) -> tuple[str, str, str]:
+    def key(self) -> tuple[str, str, str, int]:
         """What the result is about: two suites outside the rootdir may share node ids, never keys."""
-        return (self.suite_ref, self.case_id, self.model)
+        return (self.suite_ref, self.case_id, self.model, self.repeat)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -42,6 +43,7 @@ class CaseResult:
             "model": self.model, "metrics": dict(self.metrics), "null_reasons": dict(self.reasons),
             "outcome": self.outcome, "failures": list(self.failures), "checks": dict(self.checks),
             "error": self.error, "run_line": dict(self.run_line) if self.run_line else None,
+            "repeat": self.repeat,
         }
 
     @classmethod
@@ -49,11 +51,11 @@ class CaseResult:
         return cls(suite=d["suite"], suite_ref=d.get("suite_ref", d["suite"]), case_id=d["case_id"],
                    lang=d["lang"], model=d["model"], metrics=d["metrics"], reasons=d.get("null_reasons", {}),
                    outcome=d["outcome"], failures=tuple(d.get("failures", ())), checks=d.get("checks", {}),
-                   error=d.get("error"), run_line=d.get("run_line"))
+                   error=d.get("error"), run_line=d.get("run_line"), repeat=int(d.get("repeat") or 0))
 
     @classmethod
     def errored(cls, *, suite: str, suite_ref: str, case_id: str, lang: str, model: str,
-                error: str) -> CaseResult:
+                error: str, repeat: int = 0) -> CaseResult:
         """A case whose model call or metrics failed: no values (never averaged in as zeros)."""
         return cls(suite=suite, suite_ref=suite_ref, case_id=case_id, lang=lang, model=model, metrics={},
-                   outcome="error", error=error)
+                   outcome="error", error=error, repeat=repeat)

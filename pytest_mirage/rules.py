@@ -18,7 +18,7 @@ import numpy as np
 from .errors import ConfigError, did_you_mean
 from .langcodes import check_lang
 from .results import CaseResult
-from .stats.intervals import bootstrap_mean_ci
+from .stats.intervals import bootstrap_mean_ci, clustered_bootstrap_ci
 
 OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq,
@@ -118,8 +118,12 @@ def merge_rules(layers: Sequence[Sequence[Rule]]) -> list[Rule]:
 
 
 def statistic(stat: str, values: Sequence[float], passed: Sequence[bool] | None = None,
-              seed: int = 0) -> float:
-    """Compute a gate statistic over non-null case values."""
+              seed: int = 0, clusters: Sequence[Sequence[float]] | None = None) -> float:
+    """Compute a gate statistic over non-null case values.
+
+    ``clusters`` (the values grouped by case, when every case was answered several times) makes
+    ``ci_low``/``ci_high`` a bootstrap clustered by case: repeats of one case are not independent.
+    """
     if stat == "pass_rate":
         if not passed:
             return math.nan
@@ -136,6 +140,9 @@ def statistic(stat: str, values: Sequence[float], passed: Sequence[bool] | None 
     if stat == "p10":
         return float(np.quantile(arr, 0.10))
     if stat in ("ci_low", "ci_high"):
+        if clusters is not None:
+            iv = clustered_bootstrap_ci([c for c in clusters if len(c)], seed=seed)
+            return iv.low if stat == "ci_low" else iv.high
         lo, hi = bootstrap_mean_ci(arr, seed=seed)
         return lo if stat == "ci_low" else hi
     raise ConfigError(f"unknown statistic {stat!r}")
@@ -251,7 +258,14 @@ def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, S
             passed_flags = [r.checks[rule.metric] for r in rs if rule.metric in r.checks]
             if rule.stat == "pass_rate" and passed_flags:
                 passed_flags += [False] * errors  # an errored case did not pass its threshold
-            v = statistic(rule.stat, values, passed_flags, seed=seed)
+            clusters = None
+            if any(r.repeat for r in rs):
+                by_case: dict[str, list[float]] = defaultdict(list)
+                for r in rs:
+                    if (cv := r.metrics.get(rule.metric)) is not None:
+                        by_case[r.case_id].append(cv)
+                clusters = [by_case[c] for c in sorted(by_case)]
+            v = statistic(rule.stat, values, passed_flags, seed=seed, clusters=clusters)
             note = f"{errors} of {len(rs)} cases errored" if errors else ""
             if math.isnan(v):
                 if errors:

@@ -17,6 +17,7 @@ from . import defaults, options
 from .engine.scheduler import CACHE_MODES
 from .errors import ConfigError, did_you_mean
 from .langcodes import check_lang
+from .models.options import parse_int
 from .models.registry import ModelSpec, parse_model_spec
 from .rules import Rule, is_regression_gate, parse_rule
 from .stats import StatsError
@@ -78,17 +79,6 @@ class Settings:
     @property
     def writes_reports(self) -> bool:
         return self.report is not None or self.markdown is not None or self.html is not None
-
-
-def parse_int(raw: Any, source: str, minimum: int | None = None) -> int:
-    """An integer option value; ``source`` names it in the message."""
-    try:
-        val = int(raw)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{source}: found {raw!r}; expected an integer") from None
-    if minimum is not None and val < minimum:
-        raise ConfigError(f"{source}: found {val}; expected an integer >= {minimum}")
-    return val
 
 
 def _names(raw: Any) -> tuple[str, ...]:
@@ -161,13 +151,13 @@ def resolve(config: Any) -> Settings:
     if base_url.value:
         model_defaults["base_url"] = base_url.value
     concurrency_raw = get("--mirage-concurrency")
-    concurrency = parse_int(concurrency_raw.value, concurrency_raw.source, minimum=1)
+    concurrency = parse_int(concurrency_raw.value, concurrency_raw.source, defaults.CONCURRENCY, minimum=1)
     model_defaults["concurrency"] = concurrency
     specs = tuple(parse_model_spec(m, model_defaults) for m in get("--mirage-model").value)
     seen: set[str] = set()
     for s in specs:
         if s.raw in seen:
-            raise ConfigError(f"--mirage-model {s.raw!r} is given twice")
+            raise ConfigError(f"--mirage-model {s.safe_raw!r} is given twice")
         seen.add(s.raw)
 
     langs_raw = get("--mirage-lang")
@@ -226,14 +216,14 @@ def resolve(config: Any) -> Settings:
         gates_cli=rules["gate_cli"], gates_ini=rules["gate_ini"],
         metrics=_names(metrics.value) if metrics.value else None,
         report=path("--mirage-report"), markdown=path("--mirage-markdown"), html=path("--mirage-html"),
-        record=path("--mirage-record"), seed=parse_int(seed.value, seed.source),
+        record=path("--mirage-record"), seed=parse_int(seed.value, seed.source, defaults.SEED),
         cache_dir=cache_dir, cache_mode=_choice(get("--mirage-cache-mode"), CACHE_MODES),
         concurrency=concurrency, suite_stats=bool(get("--mirage-suite-stats").value),
         leaderboard=not get("--mirage-no-leaderboard").value,
         judge=parse_model_spec(judge_raw.value, model_defaults) if judge_raw.value else None,
-        judge_queries=parse_int(jq.value, jq.source, minimum=1),
+        judge_queries=parse_int(jq.value, jq.source, defaults.JUDGE_QUERIES, minimum=1),
         judge_order=_choice(get("--mirage-judge-order"), JUDGE_ORDERS),
-        tournaments=parse_int(tn.value, tn.source, minimum=defaults.MIN_TOURNAMENTS),
+        tournaments=parse_int(tn.value, tn.source, defaults.TOURNAMENTS, minimum=defaults.MIN_TOURNAMENTS),
         train_surrogate=bool(train.value),
         surrogate_features=_names(features.value) if features.value else None,
         surrogate_dir=Path(surrogate_dir.value) if surrogate_dir.value else None,
@@ -241,7 +231,7 @@ def resolve(config: Any) -> Settings:
         regressions=regressions, baseline=Path(baseline.value) if baseline.value else None,
         baseline_map=parse_mapping(get("--mirage-baseline-map")), alpha=parse_alpha(get("--mirage-alpha")),
         paired_test=_choice(get("--mirage-paired-test"), TEST_METHODS),
-        repeat=parse_int(repeat_raw.value, repeat_raw.source, minimum=1),
+        repeat=parse_int(repeat_raw.value, repeat_raw.source, defaults.REPEAT, minimum=1, maximum=1000),
         sample_count=sample_count, sample_share=sample_share,
         head_to_head=_names(h2h.value) if h2h.value else None,
         sources=sources,

@@ -5,15 +5,15 @@ process (suite cases as :class:`~pytest_mirage.models.base.ModelRequest`, judge 
 prompts as :class:`~pytest_mirage.models.base.PromptRequest`), and passes an
 :class:`EngineSettings` built from its options (``--mirage-cache``, ``--mirage-cache-mode``,
 ``--mirage-concurrency``). Nothing here imports a heavy library; adapters import theirs when they
-are created. Option values are parsed by :mod:`pytest_mirage.engine.options`.
+are created. Option values are parsed by :mod:`pytest_mirage.models.options`.
 """
 
 from __future__ import annotations
 
 from ..models.base import AsyncModelAdapter, BatchModelAdapter, EngineRequest, PromptRequest
+from ..models.faults import RetryPolicy, TransientError, parse_retry_after, redact
+from ..models.options import parse_choice, parse_flag, parse_int, parse_number
 from .cache import CACHE_FILE, CACHE_FORMAT, AnswerCache, CacheUnavailable, cache_key
-from .faults import RetryPolicy, TransientError, parse_retry_after, redact
-from .options import parse_choice, parse_flag, parse_int, parse_number
 from .progress import PROGRESS_STYLES, ProgressReporter
 from .scheduler import (
     BREAKER_AFTER,

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .. import defaults
 from ..errors import ConfigError, ModelError, did_you_mean
 from ..models.base import Answer, AsyncModelAdapter, EngineRequest, ModelAdapter
+from ..models.faults import RetryPolicy, TransientError, excerpt
 from .cache import (
     CACHE_SCOPES,
     AnswerCache,
@@ -25,12 +27,11 @@ from .cache import (
     decode_answer,
     warn_bad_entry,
 )
-from .faults import RetryPolicy, TransientError, excerpt
 from .progress import PROGRESS_STYLES, ProgressReporter
 from .stats import EngineStats
 
 CACHE_MODES = ("use", "refresh", "off", "replay-only")
-DEFAULT_CONCURRENCY = 16
+DEFAULT_CONCURRENCY = defaults.CONCURRENCY
 BREAKER_AFTER = 5  # identical failures in a row after which a run stops calling a model
 T = TypeVar("T")
 

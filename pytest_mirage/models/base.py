@@ -65,7 +65,9 @@ class ModelRequest:
     ``passages`` is the context the harness gives the generator: the case's (shuffled) passages in
     oracle mode; in retrieval mode, the harness's BM25 top-k for adapters that do not retrieve
     themselves (``ModelAdapter.retrieves`` False), or empty for adapters that do.
-    ``prompt`` is the rendered user message (MIRAGE template) for chat models.
+    ``prompt`` is the rendered user message (MIRAGE template) for chat models. ``repeat`` is the
+    sample index when every case is answered several times (``--mirage-repeat``): each repeat is
+    its own cache entry, so repeats are independent calls.
     """
 
     case: Case
@@ -73,6 +75,7 @@ class ModelRequest:
     mode: Mode
     passages: tuple[Passage, ...]
     prompt: str
+    repeat: int = 0
 
     @property
     def messages(self) -> list[dict[str, str]]:
@@ -84,7 +87,7 @@ class ModelRequest:
 
     @property
     def ref(self) -> str:
-        return f"{self.case.suite}/{self.case.id}"
+        return f"{self.case.suite}/{self.case.id}" + (f"#{self.repeat}" if self.repeat else "")
 
     @property
     def noun(self) -> str:
@@ -101,7 +104,9 @@ class ModelRequest:
     @property
     def cache_fields(self) -> tuple[str, ...]:
         case = self.case
-        return (case.suite, case.id, case.lang, case.question, self.mode)
+        fields = (case.suite, case.id, case.lang, case.question, self.mode)
+        # the first sample keeps the key of a run without repeats (its answer is reused)
+        return (*fields, f"repeat {self.repeat}") if self.repeat else fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +255,7 @@ class AsyncModelAdapter(ModelAdapter, Protocol):
     """An adapter that answers one request at a time, asynchronously (API clients).
 
     The engine runs ``answer_async`` under its concurrency limit and retries it on
-    :class:`~pytest_mirage.engine.faults.TransientError`; any other
+    :class:`~pytest_mirage.models.faults.TransientError`; any other
     :class:`~pytest_mirage.errors.ModelError` ends the request. ``aclose`` releases what was bound to
     the event loop of one :func:`~pytest_mirage.engine.run_requests` call (HTTP connections).
     ``concurrency`` (None: the session's ``--mirage-concurrency``) is the model's own limit.

@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..engine.options import SpecOptions
 from ..errors import ConfigError, ModelError
 from .base import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, Answer, EngineRequest
+from .options import SpecOptions
 from .registry import ModelSpec
 
 OPTIONS = ("device", "dtype", "batch_size", "temperature", "top_p", "max_tokens", "seed", "chat_template",

@@ -32,7 +32,10 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
-from ..engine.faults import (
+from ..errors import ConfigError, ModelError, did_you_mean
+from .base import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, Answer, EngineRequest
+from .credentials import safe_url, secret_name
+from .faults import (
     TransientError,
     cause_chain,
     describe_cause,
@@ -40,10 +43,7 @@ from ..engine.faults import (
     parse_retry_after,
     redact,
 )
-from ..engine.options import SpecOptions
-from ..errors import ConfigError, ModelError, did_you_mean
-from .base import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, Answer, EngineRequest
-from .credentials import safe_url, secret_name
+from .options import SpecOptions
 from .registry import ModelSpec
 
 OPTIONS = ("base_url", "api_key_env", "temperature", "max_tokens", "timeout", "concurrency", "extra",

@@ -28,11 +28,11 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..engine.faults import TransientError
-from ..engine.options import SpecOptions
 from ..errors import ConfigError, ModelError, did_you_mean
 from ..suites.model import Passage
 from .base import Answer, EngineRequest, ModelRequest
+from .faults import TransientError
+from .options import SpecOptions
 from .registry import ModelSpec
 
 OPTIONS = ("retrieves", "threads", "concurrency", "cache_version")

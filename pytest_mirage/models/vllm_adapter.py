@@ -19,9 +19,9 @@ import importlib.util
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..engine.options import SpecOptions
 from ..errors import ConfigError, ModelError
 from .base import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, Answer, EngineRequest
+from .options import SpecOptions
 from .registry import ModelSpec
 
 OPTIONS = ("tensor_parallel_size", "dtype", "max_model_len", "gpu_memory_utilization", "temperature", "top_p",

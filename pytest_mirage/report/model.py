@@ -145,6 +145,7 @@ class RunReport:
     # "baseline" (comparison rows, added/removed cases), "regressions" (regression gate results),
     # "head_to_head", "calibration" (judge agreement and PPI per suite), "sample", "repeats"
     statistics: Mapping[str, Any] = field(default_factory=dict)
+    repeats: int = 1  # samples per case (--mirage-repeat)
     version: str = __version__
 
     @property
@@ -177,8 +178,8 @@ class RunReport:
             "results": [{"suite": r.suite, "case_id": r.case_id, "lang": r.lang, "model": r.model,
                          "metrics": {k: v(x) for k, x in r.metrics.items()}, "null_reasons": dict(r.reasons),
                          "outcome": r.outcome, "failures": list(r.failures), "checks": dict(r.checks),
-                         "error": r.error}
-                        for r in sorted(self.results, key=lambda r: (r.suite, r.lang, r.case_id, r.model))],
+                         "error": r.error, **({"repeat": r.repeat} if self.repeats > 1 else {})}
+                        for r in sorted(self.results, key=lambda r: (r.suite, r.lang, r.case_id, r.model, r.repeat))],
             "leaderboard": [{"suite": r.suite, "lang": r.lang, "model": r.model, "rank": r.rank,
                              "score": v(r.score), "metrics": {k: v(x) for k, x in r.metrics.items()},
                              "n": r.n, "errors": r.errors, "reference": r.reference} for r in self.leaderboard],
@@ -351,7 +352,7 @@ class _Reader:
                 outcome=outcome,  # type: ignore[arg-type]
                 failures=tuple(str(f) for f in failures) if isinstance(failures, list) else (str(failures),),
                 checks={str(k): bool(v) for k, v in self.mapping(x, "checks", w, required=False).items()},
-                error=self.opt_text(x, "error", w)))
+                error=self.opt_text(x, "error", w), repeat=self.integer(x, "repeat", w, default=0)))
         board = []
         for i, x in enumerate(self.rows("leaderboard")):
             w = f"leaderboard[{i}]"
@@ -441,6 +442,7 @@ class _Reader:
             surrogates=tuple(surrogates), surrogate_scores=tuple(scores), metric_info=info,
             problems=self.texts(r, "problems", "", required=False), fatal=self.texts(r, "fatal", "", required=False),
             collection_errors=tuple(errors), cases=tuple(cases), statistics=statistics,
+            repeats=max((x.repeat for x in results), default=0) + 1,
             version=str(version) if version is not None else "")
 
 

@@ -77,6 +77,20 @@ def head_to_head_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+def repeat_lines(summaries: Sequence[Mapping[str, Any]]) -> list[str]:
+    lines = ["per case over its repeats: pass rate of all samples, pass^N = share of cases whose every repeat "
+             "passed; flaky = cases whose repeats straddle the threshold"]
+    for s in summaries:
+        rate, every = s.get("pass_rate") or {}, s.get("all_pass") or {}
+        flaky = list(s.get("flaky") or ())
+        lines.append(f"  {s['suite']} [{s['lang']}] {s['model']} {s['metric']}: {s['samples']} samples of "
+                     f"{s['cases']} cases, pass rate {fmt(rate.get('estimate'))} [{fmt(rate.get('low'))}, "
+                     f"{fmt(rate.get('high'))}], pass^N {fmt(every.get('estimate'))}"
+                     + (f", flaky: {', '.join(flaky[:10])}" + (f" and {len(flaky) - 10} more" if len(flaky) > 10 else "")
+                        if flaky else ""))
+    return lines
+
+
 def calibration_lines(sections: Sequence[Mapping[str, Any]]) -> list[str]:
     lines = []
     for sec in sections:
@@ -108,6 +122,8 @@ def statistics_sections(report: RunReport) -> Iterator[tuple[str, list[str]]]:
         yield "pytest-mirage baseline comparison", baseline_lines(st["baseline"])
     if "regressions" in st:
         yield "pytest-mirage regression gates", regression_lines(st["regressions"])
+    if "repeats" in st:
+        yield "pytest-mirage repeated samples", repeat_lines(st["repeats"])
     if "head_to_head" in st:
         yield "pytest-mirage head-to-head", head_to_head_lines(st["head_to_head"])
     if "calibration" in st:

@@ -22,8 +22,8 @@ from .context import RunContext
 from .evaluate import evaluate
 from .requests import build_request
 
-Job = tuple[str, Case]  # (suite ref, case)
-JobKey = tuple[str, str, str]  # (model spec, suite ref, case id)
+Job = tuple[str, Case, int]  # (suite ref, case, repeat)
+JobKey = tuple[str, str, str, int]  # (model spec, suite ref, case id, repeat)
 
 
 @dataclass
@@ -38,26 +38,27 @@ class Answerer:
         """Answer the jobs of ``spec`` not sent yet in this process, in one engine call."""
         adapter = self.ctx.adapter(spec)
         todo: list[tuple[JobKey, ModelRequest]] = []
-        for ref, case in jobs:
-            key = (spec.raw, ref, case.id)
+        for ref, case, repeat in jobs:
+            key = (spec.raw, ref, case.id, repeat)
             if key in self._sent:
                 continue
             self._sent.add(key)  # once per process, even when a job is listed again
-            todo.append((key, build_request(self.ctx.suite(ref), case, adapter.retrieves)))
+            todo.append((key, build_request(self.ctx.suite(ref), case, adapter.retrieves, repeat)))
         if not todo:
             return
         answers = run_requests(adapter, [req for _, req in todo], self.ctx.engine)
         for (key, req), ans in zip(todo, answers, strict=True):
             self._answers[key] = (req, ans)
 
-    def result(self, spec: ModelSpec, ref: str, case: Case, plan: Callable[[], Iterable[Job]]) -> CaseResult:
+    def result(self, spec: ModelSpec, ref: str, case: Case, plan: Callable[[], Iterable[Job]],
+               repeat: int = 0) -> CaseResult:
         """Evaluate one item; raises ModelError/MetricError (an item error) when there is no answer.
 
         ``plan`` gives this process's jobs of ``spec``; it is called only when the answer is missing.
         """
-        key = (spec.raw, ref, case.id)
+        key = (spec.raw, ref, case.id, repeat)
         if key not in self._answers:
-            self.answer(spec, [(ref, case), *plan()])
+            self.answer(spec, [(ref, case, repeat), *plan()])
         request, answer = self._answers.pop(key)
         if isinstance(answer, BaseException):
             raise answer if isinstance(answer, MirageError) else ModelError(f"{type(answer).__name__}: {answer}")

@@ -21,11 +21,11 @@ from ..arena.surrogate import (
 )
 from ..engine import run_requests
 from ..errors import ConfigError, MirageError
-from ..models.base import Answer, ModelRequest
+from ..models.base import Answer, PromptRequest
 from ..models.registry import ModelSpec
 from ..results import CaseResult
 from ..retrieval import corpus_map
-from ..suites.model import Case, Passage, Suite
+from ..suites.model import Case, Passage
 from .context import RunContext
 
 SURROGATE_DIR = "surrogate"
@@ -186,15 +186,12 @@ def prompt_id(prompt: str) -> str:
     return hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16]
 
 
-def judge_complete(ctx: RunContext, spec: ModelSpec) -> Callable[[list[str]], list[str | Exception]]:
-    """A ``complete(prompts)`` callable that sends judge prompts through the engine (cached)."""
+def judge_complete(ctx: RunContext, spec: ModelSpec, label: str = "judge") -> Callable[[list[str]], list[str | Exception]]:
+    """A ``complete(prompts)`` callable that sends judge prompts through the engine (cached, retried)."""
     adapter = ctx.adapter(spec)
-    dummy = Suite(name="judge", root=Path("."), manifest=None, mode="oracle", cases=())
 
     def complete(prompts: list[str]) -> list[str | Exception]:
-        reqs = [ModelRequest(case=Case(suite="judge", id=prompt_id(p), lang="en", question="", passages=(),
-                                       relevant=(), answers=()), suite=dummy, mode="oracle", passages=(),
-                             prompt=p) for p in prompts]
+        reqs = [PromptRequest(id=prompt_id(p), prompt=p, label=label) for p in prompts]
         outs = run_requests(adapter, reqs, ctx.engine)
         return [o.output if isinstance(o, Answer) else o for o in outs]
 
@@ -233,7 +230,7 @@ def run_arena(ctx: RunContext, results: Sequence[CaseResult], refs: Sequence[Cas
             out.problems.append(f"arena not computed: {exc}")
             return out
         if s.train_surrogate:
-            train(groups, feats, roots, feature_names=s.surrogate_features, judge=s.judge.raw, seed=s.seed,
+            train(groups, feats, roots, feature_names=s.surrogate_features, judge=s.judge.display_name, seed=s.seed,
                   tournaments=s.tournaments, out=out)
             if not out.saved:
                 out.surrogate_error = ("--mirage-train-surrogate was given but no surrogate was trained and "

@@ -82,9 +82,10 @@ class RunContext:
         for spec in s.models:
             name = self.model_name(spec)
             if name in names:
-                raise ConfigError(f"--mirage-model {spec.raw!r} and {names[name]!r} are both named {name!r}; "
-                                  "results would be mixed: give one of them another name (replay:PATH?model=...)")
-            names[name] = spec.raw
+                raise ConfigError(f"--mirage-model {spec.safe_raw!r} and {names[name]!r} are both named {name!r}; "
+                                  "results would be mixed: give one of them another name with ?name=... (for a "
+                                  "replay: replay:PATH?model=...)")
+            names[name] = spec.safe_raw
 
     def check_regression(self, gate: RegressionGate, suite: str | None = None) -> RegressionGate:
         """A regression gate whose metric is known, re-parsed knowing which way the metric is better
@@ -108,7 +109,7 @@ class RunContext:
         """Display name of a model under test (a replay is named by its run lines)."""
         if spec.kind == "replay":
             return self.adapter(spec).name
-        return spec.raw
+        return spec.display_name
 
     @property
     def called_cacheable_model(self) -> bool:

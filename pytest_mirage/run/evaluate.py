@@ -30,4 +30,5 @@ def evaluate(request: ModelRequest, answer: Answer, registry: MetricRegistry, me
     outcome: Outcome = "reference" if reference else ("failed" if failures else "passed")
     return CaseResult(suite=request.case.suite, suite_ref=suite_ref, case_id=request.case.id,
                       lang=request.case.lang, model=answer.model, metrics=mv.values, reasons=mv.reasons,
-                      outcome=outcome, failures=tuple(failures), checks=checks, run_line=run_line)
+                      outcome=outcome, failures=tuple(failures), checks=checks, run_line=run_line,
+                      repeat=request.repeat)

@@ -135,6 +135,21 @@ def head_to_head_rows(ctx: RunContext, results: Sequence[CaseResult]) -> list[di
     return out
 
 
+def repeat_sections(ctx: RunContext, results: Sequence[CaseResult]) -> list[dict[str, Any]]:
+    """With --mirage-repeat: per suite x language x model and threshold metric, the pass rate over
+    all samples, pass^N (every repeat passed) and the flaky cases (repeats on both sides)."""
+    from ..stats.repeats import summarize_repeats
+
+    if ctx.settings.repeat < 2:
+        return []
+    metrics = sorted({m for r in results for m in r.checks})
+    out: list[dict[str, Any]] = []
+    for metric in metrics:
+        for summary in summarize_repeats(results, metric, alpha=ctx.settings.alpha, seed=ctx.settings.seed).values():
+            out.append(summary.to_json())
+    return out
+
+
 def calibration_sections(ctx: RunContext, results: Sequence[CaseResult]) -> tuple[list[dict[str, Any]],
                                                                                 dict[tuple[str, str, str], tuple[float, float]],
                                                                                 list[str]]:
@@ -211,6 +226,9 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
     h2h = head_to_head_rows(ctx, res)
     if h2h:
         statistics["head_to_head"] = h2h
+    repeats = repeat_sections(ctx, res)
+    if repeats:
+        statistics["repeats"] = repeats
     failed = bool(exitstatus != 0 or any(g.passed is False for g in gates) or fatal or collection_errors
                   or any(r.outcome in ("failed", "error") for r in res)
                   or any(g.get("failed") is True for g in statistics.get("regressions", ())))
@@ -239,7 +257,7 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
                                for (su, la, mo), (sc, rk) in sorted(arena.surrogate_scores.items())),
         metric_info=info, problems=tuple(all_problems), fatal=tuple(fatal),
         collection_errors=tuple(sorted(collection_errors, key=lambda e: e.nodeid)),
-        cases=tuple(case_details(ctx, res)), statistics=statistics)
+        cases=tuple(case_details(ctx, res)), statistics=statistics, repeats=ctx.settings.repeat)
     return report, arena
 
 

@@ -24,7 +24,7 @@ def suite_k(suite: Suite) -> int:
     return int(suite.settings["k"])
 
 
-def build_request(suite: Suite, case: Case, retrieves: bool) -> ModelRequest:
+def build_request(suite: Suite, case: Case, retrieves: bool, repeat: int = 0) -> ModelRequest:
     """The request for ``case``: the oracle passages (seeded shuffle), or in retrieval mode nothing for
     a model that ``retrieves`` itself and the harness's BM25 top-k for one that does not."""
     if suite.mode == "oracle":
@@ -35,7 +35,7 @@ def build_request(suite: Suite, case: Case, retrieves: bool) -> ModelRequest:
         assert suite.corpus is not None
         passages = tuple(p for p, _ in index_for(suite.corpus, case.lang).search(case.question, suite_k(suite)))
     prompt = render(_template(suite.template, suite.root), case, passages)
-    return ModelRequest(case=case, suite=suite, mode=suite.mode, passages=passages, prompt=prompt)
+    return ModelRequest(case=case, suite=suite, mode=suite.mode, passages=passages, prompt=prompt, repeat=repeat)
 
 
 def context_of(request: ModelRequest, answer: Answer) -> tuple[Passage, ...]:

@@ -6,8 +6,8 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pytest_mirage.engine.faults import TransientError
 from pytest_mirage.models.base import Answer, ModelRequest
+from pytest_mirage.models.faults import TransientError
 
 
 class CountingBatchAdapter:

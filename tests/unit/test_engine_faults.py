@@ -24,9 +24,9 @@ from pytest_mirage.engine import (
     run_requests,
 )
 from pytest_mirage.engine.cache import AnswerCache
-from pytest_mirage.engine.faults import cause_chain, describe_cause
 from pytest_mirage.errors import ModelError
 from pytest_mirage.models.base import Answer
+from pytest_mirage.models.faults import cause_chain, describe_cause
 from pytest_mirage.models.registry import parse_model_spec
 from tests.helpers.adapters import CountingBatchAdapter, transient
 from tests.helpers.cases import make_requests

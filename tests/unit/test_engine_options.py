@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_mirage.engine.options import parse_choice, parse_flag, parse_int, parse_number
 from pytest_mirage.errors import ConfigError
+from pytest_mirage.models.options import parse_choice, parse_flag, parse_int, parse_number
 from pytest_mirage.models.registry import parse_model_spec
 
 

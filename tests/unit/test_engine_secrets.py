@@ -14,9 +14,9 @@ from urllib.parse import quote
 import pytest
 
 from pytest_mirage.engine import EngineSettings, EngineStats, run_requests, summary_lines
-from pytest_mirage.engine.options import SpecOptions
 from pytest_mirage.errors import ConfigError, ModelError
 from pytest_mirage.models.base import Answer
+from pytest_mirage.models.options import SpecOptions
 from pytest_mirage.models.registry import ModelRegistry, parse_model_spec
 from tests.helpers.cases import make_requests
 from tests.helpers.fake_openai import FakeOpenAIServer

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from pytest_mirage.results import CaseResult
 from scipy import stats as sps
 
+from pytest_mirage.results import CaseResult
 from pytest_mirage.stats import (
     RegressionGate,
     StatsError,

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from ..errors import ConfigError, ModelError
-from ..models.credentials import mask_text
+from .credentials import mask_text
 
 EXCERPT_CHARS = 300
 

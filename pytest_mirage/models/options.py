@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from typing import Any, TypeVar
 
 from ..errors import ConfigError, did_you_mean
-from ..models.credentials import safe_option_value, secret_name
-from ..models.registry import ModelSpec
+from .credentials import safe_option_value, secret_name
+from .registry import ModelSpec
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
