@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .suites.model import Case
 
 MANIFEST = "suite.toml"
-RESULT_KEY = "mirage_result"
+RESULT_ATTR = "mirage_results"  # on TestReport: the results of an item, JSON (travels with xdist reports)
 ENGINE_STATS_KEY = "mirage_engine_stats"
 SOURCE_PREFIX = "mirage-suite:"
 controller_key = pytest.StashKey["MirageController"]()
@@ -141,6 +141,23 @@ class SourceSuite(SuiteCollector):
 
 
 # ---------------------------------------------------------------------------- items
+results_key = pytest.StashKey[list["CaseResult"]]()
+
+
+def record_result(item: pytest.Item, result: CaseResult) -> None:
+    """Keep ``result`` for the item's report and show it in ``--junitxml`` as readable properties:
+    the model, every metric value, the thresholds missed and the error."""
+    item.stash.setdefault(results_key, []).append(result)
+    props = item.user_properties
+    props.append(("mirage.case", f"{result.suite}/{result.case_id} ({result.lang})"))
+    props.append(("mirage.model", result.model))
+    props += [(f"mirage.metric.{k}", "null" if v is None else f"{v:.6g}") for k, v in sorted(result.metrics.items())]
+    props += [(f"mirage.check.{k}", "passed" if ok else "failed") for k, ok in sorted(result.checks.items())]
+    props += [("mirage.failure", f) for f in result.failures]
+    if result.error:
+        props.append(("mirage.error", result.error))
+
+
 class MirageFailure(Exception):
     """A case missed one or more thresholds."""
 
@@ -167,9 +184,9 @@ class MirageItem(pytest.Item):
             suite = ctl.ctx.suite(self.ref)
             err = CaseResult.errored(suite=suite.name, suite_ref=self.ref, case_id=self.case.id, lang=self.case.lang,
                                      model=ctl.ctx.model_name(self.spec), error=str(exc), repeat=self.repeat)
-            self.user_properties.append((RESULT_KEY, err.to_json()))
+            record_result(self, err)
             raise
-        self.user_properties.append((RESULT_KEY, self._result.to_json()))
+        record_result(self, self._result)
 
     def runtest(self) -> None:
         if self._result is not None and self._result.failures:
@@ -295,7 +312,7 @@ class MirageChecker:
             result = self._ctl.check(answer, case, rules, model=model, where=node.nodeid)
         except MirageError as exc:
             pytest.fail(f"{case.source}: case {case.id}: {exc}", pytrace=False)
-        node.user_properties.append((RESULT_KEY, result.to_json()))
+        record_result(node, result)
         if result.failures:
             pytest.fail(f"{case.source}: case {case.id} ({case.lang}) with {model}:\n" + "\n".join(result.failures),
                         pytrace=False)
@@ -464,16 +481,18 @@ class MirageController:
         if isinstance(item, MirageItem) and call.excinfo is not None and call.when == "setup" \
                 and isinstance(call.excinfo.value, MirageError):
             rep.longrepr = item.describe(call.excinfo.value)
+        # the item's results travel on its report (serialized by xdist with the report's attributes)
+        results = item.stash.get(results_key, None)
+        if results and (call.when == "call" or (call.when == "setup" and rep.failed)):
+            setattr(rep, RESULT_ATTR, [r.to_json() for r in results])
         return rep
 
     def add_report(self, report: pytest.TestReport) -> None:
         from .results import CaseResult
 
-        if report.when == "call" or (report.when == "setup" and report.failed):
-            for key, value in report.user_properties:
-                if key == RESULT_KEY:
-                    res = CaseResult.from_json(value if isinstance(value, dict) else json.loads(str(value)))
-                    self.results[res.key] = res
+        for value in getattr(report, RESULT_ATTR, None) or ():
+            res = CaseResult.from_json(value if isinstance(value, dict) else json.loads(str(value)))
+            self.results[res.key] = res
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if not self.is_worker:  # controller only: xdist re-fires worker reports here
@@ -518,6 +537,7 @@ class MirageController:
         return check_answer(self.ctx, ref, case, answer, rules, model=model, where=where)
 
     # ---------------------------------------------------------------- session end
+    @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: gates are test results there too
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.is_worker:
             self.config.workeroutput[ENGINE_STATS_KEY] = self.ctx.stats.to_dict()  # type: ignore[attr-defined]
@@ -539,9 +559,27 @@ class MirageController:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
             return
         rep = self.finished.report
+        self._report_gates(gate_reports(rep, self.config.rootpath))
         if (rep.failed_gates or rep.fatal or rep.failed_regressions or self.finished.write_problems) \
                 and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _report_gates(self, reports: Sequence[pytest.TestReport]) -> None:
+        """Gates as test results for every consumer (JUnit XML, the session's failure count, the
+        summary line): the terminal reporter takes them in its statistics, not in its progress
+        line (which ended with the last collected item)."""
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        others = self.config.pluginmanager.subset_hook_caller(
+            "pytest_runtest_logreport", remove_plugins=[terminal] if terminal is not None else [])
+        for rep in reports:
+            others(report=rep)
+            # JUnit XML records a test case's properties (and closes it) with its teardown report
+            others(report=pytest.TestReport(nodeid=rep.nodeid, location=rep.location, keywords=dict(rep.keywords),
+                                            outcome="passed", longrepr=None, when="teardown",
+                                            user_properties=rep.user_properties))
+            if terminal is not None:
+                category = self.config.hook.pytest_report_teststatus(report=rep, config=self.config)[0]
+                terminal.stats.setdefault(category, []).append(rep)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         from .report.terminal import gate_lines, judge_line, leaderboard_lines
@@ -600,6 +638,44 @@ class MirageController:
             write(f"mirage report: {path}")
         if done.record_path:
             write(f"mirage record: {done.record_path}")
+
+
+def _location(source: str, rootpath: Path) -> tuple[str, int | None]:
+    """(path relative to the rootdir, 0-based line) of a rule source such as ``/x/suite.toml:12``."""
+    path, _, line = source.rpartition(":")
+    if path and line.isdigit() and path.endswith(MANIFEST):
+        p = Path(path)
+        rel = p.relative_to(rootpath) if p.is_absolute() and p.is_relative_to(rootpath) else p
+        return str(rel), int(line) - 1
+    return "mirage-gates", None
+
+
+def gate_reports(report: Any, rootpath: Path) -> list[pytest.TestReport]:
+    """Every gate and regression gate as a test result of its own (``mirage-gate::...``), so JUnit
+    consumers and pytest's summary line count them: passed, failed, or skipped when an optional
+    gate could not be evaluated."""
+    out = []
+    gates = [(f"{g.suite}::{g.lang}::{g.model}::{g.expr}", g.source, g.passed, g.describe(), "gate")
+             for g in report.gates]
+    gates += [(f"{g['suite']}::{g['lang']}::{g['model']}::{g['expr']}", g.get("source") or "",
+               None if g.get("failed") is None else not g["failed"],
+               f"{g['suite']} [{g['lang']}] {g['model']}: {g['expr']}: "
+               + (str(g.get("note")) if g.get("failed") is None else
+                  f"worse by {g.get('worsening')}, Holm-adjusted p={g.get('p_adjusted')}"), "regression gate")
+              for g in report.statistics.get("regressions", ())]
+    for ident, source, passed, text, kind in gates:
+        path, line = _location(source, rootpath)
+        outcome: Literal["passed", "failed", "skipped"] = \
+            "passed" if passed else ("skipped" if passed is None else "failed")
+        longrepr: Any = None
+        if outcome == "failed":
+            longrepr = f"{kind} {text}"
+        elif outcome == "skipped":
+            longrepr = (path, (line or 0) + 1, f"not evaluable {kind}: {text}")
+        out.append(pytest.TestReport(nodeid=f"mirage-gate::{ident}", location=(path, line, f"{kind} {ident}"),
+                                     keywords={"mirage_gate": 1}, outcome=outcome, longrepr=longrepr, when="call",
+                                     user_properties=[("mirage.gate", text)]))
+    return out
 
 
 def _collected_manifests(session: pytest.Session) -> list[Path]:
