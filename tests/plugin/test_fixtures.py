@@ -27,7 +27,7 @@ def test_mirage_case_runs_once_per_case_and_check_joins_the_report(pytester: pyt
     report = pytester.path / "r.json"
     res = pytester.runpytest("test_rag.py", "-v", f"--mirage-report={report}", "--mirage-gate",
                              "citation_recall.mean >= 0.5")
-    res.assert_outcomes(passed=2, failed=2)
+    res.assert_outcomes(passed=3, failed=3)  # 2 + 2 checks, and one gate per model
     res.stdout.fnmatch_lines(["*test_my_rag[[]en/en-001[]] PASSED*", "*test_uncited_answer[[]hi/hi-001[]] FAILED*"])
     out = res.stdout.str()
     # a clean message naming the case line and the threshold's source, no plugin frames
@@ -100,4 +100,4 @@ def test_bundled_suite_by_name_in_the_marker(pytester: pytest.Pytester) -> None:
             assert mirage_case.lang == "sw" and mirage_case.passages
     ''')
     res = pytester.runpytest("test_x.py", "-q")
-    res.assert_outcomes(passed=13)
+    res.assert_outcomes(passed=13)  # no case checked with mirage.check: no result, no gate
