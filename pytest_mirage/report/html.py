@@ -181,38 +181,42 @@ def _figure(group: str, metric: str, chosen: bool, svg: str, caption: str = "") 
 
 
 def _suite_plots(k: int, fig: SuiteFigures, lower: frozenset[str]) -> list[str]:
-    out = [f'<div class="suite-plots f" data-suite="{a(fig.suite)}">', f"<h3>{_e(fig.suite)}</h3>"]
+    groups: list[list[str]] = []
     if fig.heat_metrics:
         group = f"heat-{k}"
-        out += [f"<h4>Model × language: mean per metric ({_e(SCORE)}: the leaderboard's default score)</h4>",
-                _choice(group, fig.heat_metrics, fig.heat_metrics[0])]
-        out += [_figure(group, m, m == fig.heat_metrics[0], heatmap(fig, m, m in lower)) for m in fig.heat_metrics]
+        groups.append([f"<h4>Model × language: mean ({_e(SCORE)}: the leaderboard's default score)</h4>",
+                       _choice(group, fig.heat_metrics, fig.heat_metrics[0]),
+                       *[_figure(group, m, m == fig.heat_metrics[0], heatmap(fig, m, m in lower))
+                         for m in fig.heat_metrics]])
     if fig.bar_metrics:
         group = f"bars-{k}"
-        out += ["<h4>Per language: mean with 95% bootstrap interval over cases</h4>",
-                _choice(group, fig.bar_metrics, fig.bar_metrics[0])]
-        out += [_figure(group, m, m == fig.bar_metrics[0], bars(fig, m),
-                        "Whiskers: percentile bootstrap over cases (1,000 resamples, seed 0), from the report's "
-                        "per-case results; errors and null values left out.")
-                for m in fig.bar_metrics]
+        groups.append(["<h4>Per language: mean and 95% bootstrap interval</h4>",
+                       _choice(group, fig.bar_metrics, fig.bar_metrics[0]),
+                       *[_figure(group, m, m == fig.bar_metrics[0], bars(fig, m),
+                                 "Whiskers: percentile bootstrap over cases (1,000 resamples, seed 0) of the "
+                                 "report's per-case results; errors and null values left out.")
+                         for m in fig.bar_metrics]])
+    if fig.hist_metrics:
+        group = f"hist-{k}"
+        groups.append(["<h4>Distribution over cases (stacked by model)</h4>",
+                       _choice(group, fig.hist_metrics, fig.hist_metrics[0]),
+                       *[_figure(group, m, m == fig.hist_metrics[0], histogram(fig, m)) for m in fig.hist_metrics]])
     if fig.arena:
         rows = [r for rs in fig.arena.values() for r in rs]
         vals = [v for r in rows for v in (r.ci_low, r.ci_high, r.strength) if v is not None]
         lo, hi = (min(vals), max(vals)) if vals else (-1.0, 1.0)
         pad = (hi - lo) * 0.05 or 0.5
-        out.append("<h4>Bradley-Terry strengths (pairwise judge) with 95% intervals over tournaments</h4>"
-                   '<div class="plots">')
+        arena = ["<h4>Bradley-Terry strengths (pairwise judge), 95% intervals over tournaments</h4>",
+                 '<div class="plots">']
         for lang, arena_rows in fig.arena.items():
             title = "all languages" if lang == "all" else f"language {lang}"
-            out.append(f'<figure class="f" data-lang="{a(lang)}">{strengths(fig, lang, arena_rows, lo - pad, hi + pad)}'
-                       f"<figcaption>{_e(title)}</figcaption></figure>")
-        out.append("</div>")
-    if fig.hist_metrics:
-        group = f"hist-{k}"
-        out += ["<h4>Distribution over cases (stacked by model)</h4>",
-                _choice(group, fig.hist_metrics, fig.hist_metrics[0])]
-        out += [_figure(group, m, m == fig.hist_metrics[0], histogram(fig, m)) for m in fig.hist_metrics]
-    out.append("</div>")
+            arena.append(f'<figure class="f" data-lang="{a(lang)}">{strengths(fig, lang, arena_rows, lo - pad, hi + pad)}'
+                         f"<figcaption>{_e(title)}</figcaption></figure>")
+        groups.append([*arena, "</div>"])
+    out = [f'<div class="suite-plots f" data-suite="{a(fig.suite)}">', f"<h3>{_e(fig.suite)}</h3>", '<div class="plots">']
+    for g in groups:
+        out += ['<div class="pgroup">', *g, "</div>"]
+    out += ["</div>", "</div>"]
     return out
 
 
