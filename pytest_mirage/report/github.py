@@ -94,6 +94,7 @@ class Annotation:
 
 _PATH_LINE = re.compile(r"^(?P<path>.+?):(?P<line>[0-9]+)$")
 _KEY_IN_PATH = re.compile(r"^(?P<key>\S+) in (?P<path>.+)$")
+_MESSAGE_AT = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<line>[0-9]+):")
 
 
 def _read_text(path: str) -> str | None:
@@ -179,9 +180,12 @@ def collect_annotations(report: RunReport, *, workspace: str | None = None,
     evaluated and the session's problems (warnings)."""
     out: list[Annotation] = [Annotation("error", f, "mirage: the run failed") for f in report.fatal]
     for e in report.collection_errors:
-        path = e.nodeid.split("::")[0]
-        out.append(Annotation("error", e.message, f"mirage suite failed to load: {e.nodeid}",
-                              _relative(path, workspace) if path else None))
+        # the loader's messages start with "path:line: what is wrong"; else the suite's node id
+        first = e.message.strip().splitlines()[0] if e.message.strip() else ""
+        m = _MESSAGE_AT.match(first)
+        where: str = m["path"] if m else e.nodeid.split("::")[0]
+        out.append(Annotation("error", e.message, f"mirage suite failed to load: {sanitize_name(e.nodeid)}",
+                              _relative(where, workspace) if where else None, int(m["line"]) if m else None))
     for g in report.gates:
         if g.passed is False:
             file, line = gate_location(g, workspace=workspace, read_text=read_text)

@@ -18,7 +18,7 @@ from pytest_mirage.report.github import (
     step_summary,
 )
 from pytest_mirage.report.markdown import STEP_SUMMARY_LIMIT
-from pytest_mirage.report.model import CaseDetail, RunReport
+from pytest_mirage.report.model import CaseDetail, CollectionError, RunReport
 from pytest_mirage.results import CaseResult
 from pytest_mirage.rules import GateResult
 from tests.helpers.reports import sample_report
@@ -107,6 +107,18 @@ def test_annotations_are_capped_with_a_notice() -> None:
                       "(GitHub shows 10 per step); the job summary and the report list them all."]
     assert lines.index(notice[0]) == 10  # right after the errors it stands for
     assert len(annotation_lines(rep, max_errors=3, max_warnings=0)) == 3 + 1 + 1
+
+
+def test_suite_that_failed_to_load_is_annotated_at_its_line() -> None:
+    rep = replace(sample_report(), collection_errors=(
+        CollectionError("suites/bad/suite.toml", "/repo/suites/bad/cases/en.jsonl:7: field 'lang' is missing"),
+        CollectionError("suites/worse/suite.toml", "cannot read the manifest")))
+    lines = [x for x in annotation_lines(rep, workspace="/repo", max_errors=100) if "failed to load" in x]
+    assert lines == [
+        "::error file=suites/bad/cases/en.jsonl,line=7,title=mirage suite failed to load%3A suites/bad/suite.toml::"
+        "/repo/suites/bad/cases/en.jsonl:7: field 'lang' is missing",
+        "::error file=suites/worse/suite.toml,title=mirage suite failed to load%3A suites/worse/suite.toml::"
+        "cannot read the manifest"]
 
 
 def test_a_passing_run_has_no_annotations() -> None:
