@@ -2,21 +2,25 @@
 
 :func:`report_document` turns the report into a :class:`Document`: headings, paragraphs, bullet lists
 and tables of *plain-text* cells. The writers (:mod:`.markdown`, :mod:`.html`) only escape and lay
-out those blocks, so both formats show the same content. Numbers use :func:`.format.fmt` (3
-decimals, half up); a null value is ``–`` (never 0).
+out those blocks, so both formats show the same content (the HTML page adds plots and the per-case
+view around them). Numbers use :func:`.format.fmt` (3 decimals, half up); a null value is ``–``
+(never 0). Identifiers (suite, model, case ids) pass through
+:func:`~.sanitize.sanitize_name` here; the writers pass every text through
+:func:`~.sanitize.sanitize` when they escape it.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..rules import GateResult
 from .format import HEADLINE_METRICS, NULL, fmt
 from .leaderboard import SCORE_METRICS, LeaderboardRow
-from .model import SCHEMA, RunReport
+from .model import SCHEMA, CaseDetail, RunReport
+from .sanitize import one_line, sanitize_name
 
 # the judge reliability figures in the order shown; other keys follow, sorted
 JUDGE_KEYS: tuple[str, ...] = (
@@ -57,10 +61,21 @@ class Column:
 RowKind = Literal["", "ref", "fail", "na", "error"]
 
 
+Tags = tuple[tuple[str, str], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class Row:
     cells: tuple[str, ...]
     kind: RowKind = ""  # how the HTML page styles it: reference system, failed gate, not evaluable, error
+    # what the row is about, (("suite", s), ("lang", l), ("model", m)): the HTML page filters on it
+    tags: Tags = ()
+
+
+def row_tags(suite: str | None = None, lang: str | None = None, model: str | None = None) -> Tags:
+    """Row tags for the HTML filters (names sanitized, as shown)."""
+    return tuple((k, sanitize_name(v)) for k, v in (("suite", suite), ("lang", lang), ("model", model))
+                 if v is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +97,12 @@ Block = Heading | Paragraph | BulletList | Table
 class Document:
     title: str
     blocks: tuple[Block, ...]
+    # name -> the blocks of that part of the report (a partition of ``blocks``, in order), so the
+    # HTML page can place its plots and filters between them
+    sections: tuple[tuple[str, tuple[Block, ...]], ...] = field(default=())
+
+    def section(self, name: str) -> tuple[Block, ...]:
+        return dict(self.sections).get(name, ())
 
 
 def fmt_any(v: Any) -> str:
@@ -106,11 +127,14 @@ def _suite_order(names: Sequence[str], *groups: set[str]) -> list[str]:
 
 
 def _overview(report: RunReport) -> list[Block]:
+    n = sanitize_name
     blocks: list[Block] = [Heading(2, "Models under test"),
-                           BulletList(report.models) if report.models else Paragraph((Span("none"),))]
+                           BulletList(tuple(n(m) for m in report.models)) if report.models
+                           else Paragraph((Span("none"),))]
     if report.suites:
-        rows = tuple(Row((s.name, s.mode or NULL, NULL if s.cases is None else str(s.cases),
-                          ", ".join(s.languages) or NULL, ", ".join(s.reference_models) or NULL))
+        rows = tuple(Row((n(s.name), s.mode or NULL, NULL if s.cases is None else str(s.cases),
+                          ", ".join(n(x) for x in s.languages) or NULL,
+                          ", ".join(n(x) for x in s.reference_models) or NULL), tags=row_tags(s.name))
                      for s in report.suites)
         blocks += [Heading(2, "Suites"),
                    Table((Column("suite"), Column("mode"), Column("cases", True), Column("languages"),
@@ -122,7 +146,8 @@ def _gate_status(g: GateResult) -> str:
     return {True: "passed", False: "FAILED", None: "not evaluable"}[g.passed]
 
 
-def _status(report: RunReport) -> Paragraph:
+def status_paragraph(report: RunReport) -> Paragraph:
+    """Gates and case outcomes, counted, in one paragraph."""
     outcomes: dict[str, int] = defaultdict(int)
     for r in report.results:
         outcomes[r.outcome] += 1
@@ -140,7 +165,8 @@ def _status(report: RunReport) -> Paragraph:
                       Span("Cases:", strong=True), Span(case_text)))
 
 
-def _problems(report: RunReport) -> list[Block]:
+def problem_blocks(report: RunReport) -> list[Block]:
+    """Why the run failed, its problems, and the suites that failed to load."""
     blocks: list[Block] = []
     if report.fatal:
         blocks += [Heading(2, "Why the run failed"), BulletList(report.fatal)]
@@ -149,7 +175,8 @@ def _problems(report: RunReport) -> list[Block]:
     if report.collection_errors:
         blocks += [Heading(2, f"Suites that failed to load ({len(report.collection_errors)})"),
                    Table((Column("suite"), Column("error")),
-                         tuple(Row((e.nodeid, e.message), "error") for e in report.collection_errors))]
+                         tuple(Row((sanitize_name(e.nodeid), e.message), "error")
+                               for e in report.collection_errors))]
     return blocks
 
 
@@ -169,7 +196,7 @@ def _leaderboards(report: RunReport) -> list[Block]:
         cols = (Column("rank", True), Column("model"), Column("n", True),
                 *((Column("err", True),) if with_errors else ()), Column("score", True),
                 *[Column(m, True) for m in metrics])
-        blocks.append(Heading(2, f"Leaderboard: {suite}"))
+        blocks.append(Heading(2, f"Leaderboard: {sanitize_name(suite)}"))
         mode = modes.get(suite)
         blocks.append(Paragraph((Span((f"Mode: {mode}. " if mode else "")
                                       + "score: the mean of the metric means among "
@@ -177,11 +204,12 @@ def _leaderboards(report: RunReport) -> list[Block]:
                                       "(higher is better); reference systems are marked (ref)."),)))
         for lang in _lang_order({r.lang for r in rows}):
             lrows = sorted((r for r in rows if r.lang == lang), key=lambda r: (r.rank, r.model))
-            blocks.append(Heading(3, "all languages" if lang == "all" else f"language {lang}"))
+            blocks.append(Heading(3, "all languages" if lang == "all" else f"language {sanitize_name(lang)}"))
             blocks.append(Table(cols, tuple(
-                Row((str(r.rank), r.model + (" (ref)" if r.reference else ""), str(r.n),
+                Row((str(r.rank), sanitize_name(r.model) + (" (ref)" if r.reference else ""), str(r.n),
                      *((str(r.errors),) if with_errors else ()), fmt(r.score),
-                     *[fmt(r.metrics.get(m)) for m in metrics]), "ref" if r.reference else "")
+                     *[fmt(r.metrics.get(m)) for m in metrics]), "ref" if r.reference else "",
+                    row_tags(r.suite, r.lang, r.model))
                 for r in lrows)))
     return blocks
 
@@ -200,17 +228,19 @@ def _arena(report: RunReport) -> list[Block]:
             for lang in _lang_order({la for s, la in by if s == suite}):
                 rows = sorted(by[(suite, lang)], key=lambda a: (a.rank, a.model))
                 ref = refs.get(suite, set())
-                blocks.append(Heading(3, f"{suite}: " + ("all languages" if lang == "all" else f"language {lang}")))
+                blocks.append(Heading(3, f"{sanitize_name(suite)}: "
+                                      + ("all languages" if lang == "all" else f"language {sanitize_name(lang)}")))
                 blocks.append(Table(
                     (Column("rank", True), Column("model"), Column("strength", True), Column("95% CI", True)),
-                    tuple(Row((str(a.rank), a.model + (" (ref)" if a.model in ref else ""), fmt(a.strength),
-                               f"[{fmt(a.ci_low)}, {fmt(a.ci_high)}]"), "ref" if a.model in ref else "")
+                    tuple(Row((str(a.rank), sanitize_name(a.model) + (" (ref)" if a.model in ref else ""),
+                               fmt(a.strength), f"[{fmt(a.ci_low)}, {fmt(a.ci_high)}]"),
+                              "ref" if a.model in ref else "", row_tags(a.suite, a.lang, a.model))
                           for a in rows)))
     if report.judge:
         keys = [k for k in JUDGE_KEYS if k in report.judge] + sorted(k for k in report.judge if k not in JUDGE_KEYS)
         blocks += [Heading(2, "Judge reliability"),
                    Table((Column("measure"), Column("value", True)),
-                         tuple(Row((k, fmt_any(report.judge[k]))) for k in keys))]
+                         tuple(Row((sanitize_name(k), fmt_any(report.judge[k]))) for k in keys))]
     return blocks
 
 
@@ -220,8 +250,9 @@ def _surrogate(report: RunReport) -> list[Block]:
         rows = []
         for e in report.surrogates:
             figs = [fmt_any(e.health.get(k)) if e.health is not None else NULL for k in HEALTH_KEYS]
-            rows.append(Row((e.suite, e.lang, e.judge or NULL, ", ".join(e.features) or NULL,
-                             str(len(e.training_models)), *figs, e.path or NULL)))
+            rows.append(Row((sanitize_name(e.suite), sanitize_name(e.lang), sanitize_name(e.judge or NULL),
+                             ", ".join(e.features) or NULL, str(len(e.training_models)), *figs,
+                             sanitize_name(e.path or NULL)), tags=row_tags(e.suite, e.lang)))
         blocks += [Heading(2, "Surrogate judge"),
                    Table((Column("suite"), Column("lang"), Column("judge"), Column("features"),
                           Column("training models", True), *[Column(k, True) for k in HEALTH_KEYS],
@@ -231,23 +262,31 @@ def _surrogate(report: RunReport) -> list[Block]:
         blocks += [Heading(2 if not report.surrogates else 3, "Surrogate scores"),
                    Table((Column("suite"), Column("lang"), Column("surrogate_rank", True), Column("model"),
                           Column("surrogate_score", True)),
-                         tuple(Row((s.suite, s.lang, str(s.rank), s.model, fmt(s.score))) for s in srows))]
+                         tuple(Row((sanitize_name(s.suite), sanitize_name(s.lang), str(s.rank),
+                                    sanitize_name(s.model), fmt(s.score)), tags=row_tags(s.suite, s.lang, s.model))
+                               for s in srows))]
     return blocks
 
 
 _GATE_ROW: dict[str, RowKind] = {"passed": "", "FAILED": "fail", "not evaluable": "na"}
 
 
-def _gate_blocks(gates: Sequence[GateResult]) -> list[Block]:
-    def row(g: GateResult) -> Row:
-        status = _gate_status(g)
-        return Row((status, g.suite, g.lang, g.model, g.expr, fmt(g.value), str(g.n), g.source or NULL),
-                   _GATE_ROW[status])
+GATE_COLUMNS = (Column("status"), Column("suite"), Column("lang"), Column("model"), Column("gate"),
+                Column("value", True), Column("n", True), Column("source"))
 
+
+def gate_row(g: GateResult) -> Row:
+    n = sanitize_name
+    status = _gate_status(g)
+    return Row((status, n(g.suite), n(g.lang), n(g.model), g.expr, fmt(g.value), str(g.n), g.source or NULL),
+               _GATE_ROW[status], row_tags(g.suite, g.lang, g.model))
+
+
+def _gate_blocks(gates: Sequence[GateResult]) -> list[Block]:
+    row = gate_row
     if not gates:
         return [Heading(2, "Gates"), Paragraph((Span("No gates were evaluated."),))]
-    cols = (Column("status"), Column("suite"), Column("lang"), Column("model"), Column("gate"),
-            Column("value", True), Column("n", True), Column("source"))
+    cols = GATE_COLUMNS
     bad = [row(g) for g in gates if g.passed is not True]
     good = [row(g) for g in gates if g.passed is True]
     blocks: list[Block] = [Heading(2, "Gates")]
@@ -263,25 +302,67 @@ def _gate_blocks(gates: Sequence[GateResult]) -> list[Block]:
     return blocks
 
 
+ANSWER_EXCERPT = 240  # characters of the answer in the failed-cases table
+
+
+def case_details(report: RunReport) -> dict[tuple[str, str, str], CaseDetail]:
+    """(suite, case id, model) -> the per-case view of that failed or errored case."""
+    return {(c.suite, c.case_id, c.model): c for c in report.cases}
+
+
+def _answer_cell(detail: CaseDetail | None, chars: int = ANSWER_EXCERPT) -> str:
+    if detail is None:
+        return NULL
+    if detail.answer is None:
+        return "(no answer)"
+    return one_line(detail.answer, chars) or "(empty answer)"
+
+
+FAILURE_COLUMNS = (Column("suite"), Column("lang"), Column("case"), Column("model"), Column("source"),
+                   Column("thresholds missed"), Column("answer (excerpt)"))
+
+
+def failure_rows(report: RunReport, answer_chars: int = ANSWER_EXCERPT) -> list[Row]:
+    """One row per failed case: where it is, the thresholds it missed, an excerpt of the answer."""
+    details = case_details(report)
+    n = sanitize_name
+    rows = []
+    for r in report.results:
+        if r.outcome != "failed":
+            continue
+        d = details.get((r.suite, r.case_id, r.model))
+        rows.append(Row((n(r.suite), n(r.lang), n(r.case_id), n(r.model), n(d.source) if d and d.source else NULL,
+                         "\n".join(r.failures) or "(no reason recorded)", _answer_cell(d, answer_chars)), "error",
+                        row_tags(r.suite, r.lang, r.model)))
+    return rows
+
+
 def _failures(report: RunReport) -> list[Block]:
-    rows = tuple(Row((r.suite, r.lang, r.case_id, r.model, "\n".join(r.failures) or "(no reason recorded)"), "error")
-                 for r in report.results if r.outcome == "failed")
+    rows = failure_rows(report)
     if not rows:
         return []
-    return [Heading(2, f"Failed cases ({len(rows)})"),
-            Table((Column("suite"), Column("lang"), Column("case"), Column("model"), Column("thresholds missed")),
-                  rows)]
+    return [Heading(2, f"Failed cases ({len(rows)})"), Table(FAILURE_COLUMNS, tuple(rows))]
+
+
+ERROR_COLUMNS = (Column("suite"), Column("lang"), Column("case"), Column("model"), Column("reason"))
+
+
+def error_rows(report: RunReport) -> list[Row]:
+    """One row per case whose model failed to answer, with the reason."""
+    n = sanitize_name
+    return [Row((n(r.suite), n(r.lang), n(r.case_id), n(r.model), r.error or "(no reason recorded)"), "error",
+                row_tags(r.suite, r.lang, r.model))
+            for r in report.results if r.outcome == "error"]
 
 
 def _errors(report: RunReport) -> list[Block]:
-    rows = tuple(Row((r.suite, r.lang, r.case_id, r.model, r.error or "(no reason recorded)"), "error")
-                 for r in report.results if r.outcome == "error")
+    rows = error_rows(report)
     if not rows:
         return []
     return [Heading(2, f"Errors ({len(rows)})"),
             Paragraph((Span("Cases whose model failed to answer: they have no metric values; the "
                             "leaderboard counts them in its err column."),)),
-            Table((Column("suite"), Column("lang"), Column("case"), Column("model"), Column("reason")), rows)]
+            Table(ERROR_COLUMNS, tuple(rows))]
 
 
 def report_document(report: RunReport) -> Document:
@@ -293,15 +374,18 @@ def report_document(report: RunReport) -> Document:
     the summary and the passed ones), the failed cases and the case errors with their reasons.
     """
     title = "pytest-mirage report"
-    blocks: list[Block] = [Heading(1, title), _status(report)]
+    head: list[Block] = [Heading(1, title), status_paragraph(report)]
     if report.version:
-        blocks.append(Paragraph((Span(f"Schema {SCHEMA}, pytest-mirage {report.version}."),)))
-    blocks += _problems(report)
-    blocks += _overview(report)
-    blocks += _leaderboards(report)
-    blocks += _arena(report)
-    blocks += _surrogate(report)
-    blocks += _gate_blocks(report.gates)
-    blocks += _failures(report)
-    blocks += _errors(report)
-    return Document(title, tuple(blocks))
+        head.append(Paragraph((Span(f"Schema {SCHEMA}, pytest-mirage {sanitize_name(report.version)}."),)))
+    sections: list[tuple[str, tuple[Block, ...]]] = [
+        ("status", tuple(head)),
+        ("problems", tuple(problem_blocks(report))),
+        ("overview", tuple(_overview(report))),
+        ("leaderboards", tuple(_leaderboards(report))),
+        ("arena", tuple(_arena(report))),
+        ("surrogate", tuple(_surrogate(report))),
+        ("gates", tuple(_gate_blocks(report.gates))),
+        ("failures", tuple(_failures(report))),
+        ("errors", tuple(_errors(report))),
+    ]
+    return Document(title, tuple(b for _, blocks in sections for b in blocks), tuple(sections))

@@ -1,16 +1,33 @@
 """Terminal output as pure ``lines()`` producers from a :class:`~.model.RunReport`; the plugin only
-writes them."""
+writes them.
+
+Width: in a terminal the leaderboard fits the terminal's width by leaving out metric columns
+(named in a note line), never by cutting names or numbers to "…"; in a CI log (no terminal) it is
+as wide as its content (:func:`leaderboard_width`). ``NO_COLOR`` turns every style off. Every
+text from a model, a suite or a server is neutralised (:func:`~.sanitize.terminal_safe`,
+:func:`~.sanitize.sanitize_name`) and given to rich as plain text, never as markup.
+"""
 
 from __future__ import annotations
 
 import io
+import os
+import textwrap
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ..rules import GateResult
 from .format import HEADLINE_METRICS, NULL, SHORT_NAMES, fmt
 from .leaderboard import LeaderboardRow
 from .model import RunReport
+from .sanitize import sanitize_name, terminal_safe
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+MIN_WIDTH = 40
 
 
 def extra_columns(report: RunReport) -> dict[tuple[str, str, str], dict[str, str]]:
@@ -24,52 +41,115 @@ def extra_columns(report: RunReport) -> dict[tuple[str, str, str], dict[str, str
     return dict(cols)
 
 
-def leaderboard_lines(report: RunReport, width: int = 120, markup: bool = False, max_metrics: int = 8) -> list[str]:
-    """One table per suite: the overall ("all") block first, then one block per language."""
-    rows = report.leaderboard
-    extra = extra_columns(report)
-    extra_cols: list[str] = []
-    for cols in extra.values():
-        extra_cols += [c for c in cols if c not in extra_cols]
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
+def no_color(environ: Mapping[str, str] | None = None) -> bool:
+    """``NO_COLOR`` is set to a non-empty value (https://no-color.org)."""
+    env = os.environ if environ is None else environ
+    return bool(env.get("NO_COLOR"))
 
+
+def leaderboard_width(fullwidth: int, *, isatty: bool, environ: Mapping[str, str] | None = None) -> int | None:
+    """The width the leaderboard must fit: ``COLUMNS`` when it is set to a number (the user
+    asked for it), the terminal's width in a terminal, and None (as wide as the table is) in a CI
+    log, whose lines do not wrap and where a reader would rather scroll than lose columns."""
+    env = os.environ if environ is None else environ
+    columns = env.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return max(MIN_WIDTH, int(columns))
+    if isatty:
+        return max(MIN_WIDTH, fullwidth)
+    return None
+
+
+def _metrics_of(rows: Sequence[LeaderboardRow], max_metrics: int) -> list[str]:
+    present = {k for r in rows for k, v in r.metrics.items() if v is not None}
+    return list(dict.fromkeys(m for m in (*HEADLINE_METRICS, *sorted(present)) if m in present))[:max_metrics]
+
+
+def _table(suite: str, rows: Sequence[LeaderboardRow], metrics: Sequence[str], extra_cols: Sequence[str],
+           extra: Mapping[tuple[str, str, str], Mapping[str, str]], *, fold_names: bool) -> Table:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=Text(f"pytest-mirage leaderboard — {sanitize_name(suite)}"), box=box.SIMPLE_HEAD,
+                  title_justify="left", pad_edge=False)
+    table.add_column("lang", no_wrap=True, min_width=4)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("model", no_wrap=not fold_names, overflow="fold")
+    table.add_column("n", justify="right", no_wrap=True)
+    with_errors = any(r.errors for r in rows)
+    if with_errors:
+        table.add_column("err", justify="right", no_wrap=True, style="red")
+    table.add_column("score", justify="right", no_wrap=True)
+    for c in extra_cols:
+        table.add_column(c, justify="right", no_wrap=True)
+    for m in metrics:
+        table.add_column(SHORT_NAMES.get(m, m), justify="right", no_wrap=True)
+    langs = ["all", *sorted({r.lang for r in rows if r.lang != "all"})]
+    for lang in langs:
+        lrows = sorted((r for r in rows if r.lang == lang), key=lambda r: (r.rank, r.model))
+        for i, r in enumerate(lrows):
+            name = sanitize_name(r.model) + (" (ref)" if r.reference else "")
+            ex = extra.get((r.suite, r.lang, r.model), {})
+            err = [str(r.errors)] if with_errors else []
+            cells = [sanitize_name(lang) if i == 0 else "", str(r.rank), name, str(r.n), *err, fmt(r.score),
+                     *[ex.get(c, NULL) for c in extra_cols], *[fmt(r.metrics.get(m)) for m in metrics]]
+            table.add_row(*(Text(c) for c in cells), style="dim" if r.reference else None,
+                          end_section=(i == len(lrows) - 1))
+    return table
+
+
+def _fits(console: Console, width: int, table: Table) -> bool:
+    return console.measure(table).maximum <= width
+
+
+def leaderboard_lines(report: RunReport, width: int | None = None, markup: bool = False, max_metrics: int = 8,
+                      *, environ: Mapping[str, str] | None = None) -> list[str]:
+    """One table per suite: the overall ("all") block first, then one block per language.
+
+    ``width``: the width to fit (see :func:`leaderboard_width`); metric columns that do not fit
+    are left out, from the last, and named in a line under the table; when even the table
+    without metrics is wider, long model names wrap. None: the table's natural width. ``markup``:
+    ANSI styles (off under ``NO_COLOR``).
+    """
+    from rich.console import Console
+
+    markup = markup and not no_color(environ)
+    extra = extra_columns(report)
     by_suite: dict[str, list[LeaderboardRow]] = defaultdict(list)
-    for r in rows:
+    for r in report.leaderboard:
         by_suite[r.suite].append(r)
-    buf = io.StringIO()
-    console = Console(file=buf, width=max(width, 160), force_terminal=markup,
-                      color_system="standard" if markup else None, highlight=False, legacy_windows=False)
+    wide = Console(file=io.StringIO(), width=100_000, force_terminal=False, color_system=None, legacy_windows=False)
+    lines: list[str] = []
     for suite, srows in by_suite.items():
-        present = {k for r in srows for k, v in r.metrics.items() if v is not None}
-        metrics = list(dict.fromkeys(m for m in (*HEADLINE_METRICS, *sorted(present)) if m in present))[:max_metrics]
-        langs = ["all", *sorted({r.lang for r in srows if r.lang != "all"})]
-        table = Table(title=f"pytest-mirage leaderboard — {suite}", box=box.SIMPLE_HEAD, title_justify="left",
-                      pad_edge=False)
-        table.add_column("lang", no_wrap=True, min_width=4)
-        table.add_column("#", justify="right", no_wrap=True)
-        table.add_column("model", no_wrap=True)
-        table.add_column("n", justify="right", no_wrap=True)
-        with_errors = any(r.errors for r in srows)
-        if with_errors:
-            table.add_column("err", justify="right", no_wrap=True, style="red")
-        table.add_column("score", justify="right", no_wrap=True)
-        for c in extra_cols:
-            table.add_column(c, justify="right", no_wrap=True)
-        for m in metrics:
-            table.add_column(SHORT_NAMES.get(m, m), justify="right", no_wrap=True)
-        for lang in langs:
-            lrows = sorted((r for r in srows if r.lang == lang), key=lambda r: r.rank)
-            for i, r in enumerate(lrows):
-                name = r.model + (" (ref)" if r.reference else "")
-                ex = extra.get((r.suite, r.lang, r.model), {})
-                err = [str(r.errors)] if with_errors else []
-                table.add_row(lang if i == 0 else "", str(r.rank), name, str(r.n), *err, fmt(r.score),
-                              *[ex.get(c, NULL) for c in extra_cols], *[fmt(r.metrics.get(m)) for m in metrics],
-                              style="dim" if r.reference else None, end_section=(i == len(lrows) - 1))
+        extra_cols: list[str] = []
+        for (su, _, _), cols in extra.items():
+            if su == suite:
+                extra_cols += [c for c in cols if c not in extra_cols]
+        metrics = _metrics_of(srows, max_metrics)
+        shown = len(metrics)
+        fold = False
+        if width is not None:
+            while shown > 0 and not _fits(wide, width, _table(suite, srows, metrics[:shown], extra_cols, extra,
+                                                              fold_names=False)):
+                shown -= 1
+            fold = shown == 0 and not _fits(wide, width, _table(suite, srows, [], extra_cols, extra,
+                                                                fold_names=False))
+        table = _table(suite, srows, metrics[:shown], extra_cols, extra, fold_names=fold)
+        render_width = width if width is not None else wide.measure(table).maximum
+        buf = io.StringIO()
+        console = Console(file=buf, width=max(MIN_WIDTH, render_width), force_terminal=markup,
+                          color_system="standard" if markup else None, no_color=not markup, highlight=False,
+                          legacy_windows=False, emoji=False)
         console.print(table)
-    return [line.rstrip() for line in buf.getvalue().rstrip("\n").splitlines()]
+        lines += [line.rstrip() for line in buf.getvalue().rstrip("\n").splitlines()]
+        if shown < len(metrics):
+            left = metrics[shown:]
+            note = (f"({len(left)} metric column{'s' * (len(left) != 1)} left out at width {width}: "
+                    f"{', '.join(left)}; see --mirage-report / --mirage-html)")
+            lines += textwrap.wrap(note, width=max(MIN_WIDTH, render_width), initial_indent="  ",
+                                   subsequent_indent="  ")
+    return lines
 
 
 def gate_lines(gates: Iterable[GateResult]) -> list[str]:
@@ -80,11 +160,19 @@ def gate_lines(gates: Iterable[GateResult]) -> list[str]:
     if gates:
         lines.append(f"mirage gates: {len(gates) - len(failed) - len(unknown)} passed, {len(failed)} failed"
                      + (f", {len(unknown)} not evaluable" if unknown else ""))
-    lines += [f"FAILED gate {g.describe()}" for g in failed]
-    lines += [f"NOT EVALUABLE gate {g.describe()}" for g in unknown]
+    lines += [terminal_safe(f"FAILED gate {g.describe()}") for g in failed]
+    lines += [terminal_safe(f"NOT EVALUABLE gate {g.describe()}") for g in unknown]
     return lines
 
 
 def judge_line(judge: Mapping[str, object]) -> str:
-    return "mirage judge: " + ", ".join(f"{k} {fmt(v)}" if isinstance(v, float) else f"{k} {v}"
-                                        for k, v in judge.items())
+    return terminal_safe("mirage judge: " + ", ".join(f"{k} {fmt(v)}" if isinstance(v, float) else f"{k} {v}"
+                                                      for k, v in judge.items()))
+
+
+def problem_lines(report: RunReport, extra_fatal: Sequence[str] = ()) -> list[tuple[str, bool]]:
+    """The session's problems (``mirage: ...``) and fatal reasons (``mirage ERROR: ...``, with
+    ``extra_fatal``, e.g. files that could not be written), neutralised; each with True when it
+    is an error (the plugin writes those red)."""
+    return ([(terminal_safe(f"mirage: {p}"), False) for p in report.problems]
+            + [(terminal_safe(f"mirage ERROR: {p}"), True) for p in (*report.fatal, *extra_fatal)])

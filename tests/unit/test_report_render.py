@@ -13,9 +13,10 @@ import pytest
 
 from pytest_mirage.report.document import Table, report_document
 from pytest_mirage.report.format import fmt
-from pytest_mirage.report.html import html_report
+from pytest_mirage.report.html import html_report, render_html
 from pytest_mirage.report.markdown import escape_markdown, markdown_report
 from pytest_mirage.report.model import ReportFormatError, RunReport
+from pytest_mirage.report.sanitize import sanitize_name
 from pytest_mirage.report.write import render_outputs, write_outputs
 
 EVIL = "a|b<script>"  # a model name that must be shown literally, never interpreted
@@ -137,7 +138,7 @@ def _md_tables(md: str) -> list[list[list[str]]]:
 class _Page(HTMLParser):
     """Checks that tags nest and close, and collects headings and table cells (text unescaped)."""
 
-    VOID = frozenset({"meta", "br"})
+    VOID = frozenset({"meta", "br", "input"})
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -155,7 +156,7 @@ class _Page(HTMLParser):
             self.tables.append([])
         elif tag == "tr":
             self.tables[-1].append([])
-        if tag in ("th", "td", "h1", "h2", "h3"):
+        if tag in ("th", "td", "h1", "h2", "h3", "h4"):
             self.text = ""
 
     def handle_endtag(self, tag: str) -> None:
@@ -163,7 +164,7 @@ class _Page(HTMLParser):
         self.stack.pop()
         if tag in ("th", "td"):
             self.tables[-1][-1].append(self.text)
-        elif tag in ("h1", "h2", "h3"):
+        elif tag in ("h1", "h2", "h3", "h4"):
             self.headings.append((tag, self.text))
 
     def handle_data(self, data: str) -> None:
@@ -247,25 +248,43 @@ def test_arena_judge_and_surrogate_tables() -> None:
     assert scores[1] == ["mini", "all", "2", "extractive", "0.333"]
 
 
+def _sorted(tables: list[list[list[str]]]) -> list[str]:
+    return sorted(json.dumps(t) for t in tables)
+
+
 def test_markdown_and_html_show_the_same_cells() -> None:
+    """The HTML page places the document's sections around its plots, in its own order: the same
+    tables and headings, plus its own."""
     rep = _report()
     expected = _doc_tables(rep)
     assert _md_tables(markdown_report(rep)) == expected
     page = _page(html_report(rep))
-    assert page.tables == expected
+    assert _sorted(page.tables) == _sorted(expected)
     md_heads = [line.lstrip("#").strip() for line in markdown_report(rep).splitlines() if line.startswith("#")]
-    assert [t for _, t in page.headings] == md_heads
-    assert [h for h, _ in page.headings][:2] == ["h1", "h2"]
+    html_heads = [t for _, t in page.headings]
+    assert set(md_heads) <= set(html_heads) and "Plots" in html_heads
+    assert [h for h, _ in page.headings][:1] == ["h1"]
+    # the document alone (render_html) keeps the Markdown order exactly
+    plain = _page(render_html(report_document(RunReport.from_json(rep))))
+    assert plain.tables == expected and [t for _, t in plain.headings] == md_heads
 
 
 def test_html_is_self_contained_and_escaped() -> None:
     text = html_report(_report())
     assert text.startswith("<!DOCTYPE html>") and "<style>" in text
-    assert "<script" not in text.lower() and "a|b&lt;script&gt;" in text
+    # one script, ours; nothing is loaded from anywhere (no src/href; the CSP forbids it anyway)
+    assert text.lower().count("<script") == 1 and "a|b&lt;script&gt;" in text
+    assert not re.search(r"\s(src|href|xlink:href)=", text, re.IGNORECASE)
+    assert "default-src 'none'" in text
     page = _page(text)
-    assert set(page.tags) <= {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "strong",
-                              "ul", "li", "table", "thead", "tbody", "tr", "th", "td"}
-    assert '<tr class="fail"><td>FAILED</td>' in text and '<tr class="ref"><td class="num">1</td>' in text
+    assert set(page.tags) <= {"html", "head", "meta", "title", "style", "noscript", "body", "h1", "h2", "h3", "h4",
+                              "p", "strong", "span", "ul", "li", "table", "thead", "tbody", "tr", "th", "td",
+                              "section", "nav", "fieldset", "legend", "label", "input", "button", "select",
+                              "option", "div", "figure", "figcaption", "svg", "g", "rect", "text",
+                              "line", "path", "circle", "script", "article", "header", "details", "summary",
+                              "pre"}
+    assert '<tr class="fail f" data-suite="mini" data-lang="hi" data-model="extractive"><td>FAILED</td>' in text
+    assert '<tr class="ref f" data-suite="mini" data-lang="all" data-model="control:oracle"><td class="num">1</td>' in text
     assert "retried 2 | gave up" in text  # a newline kept in the cell (white-space: pre-wrap)
 
 
@@ -275,8 +294,9 @@ def test_markdown_escaping_round_trips(name: str) -> None:
     rep["models"] = [name]
     rep["leaderboard"][1]["model"] = name
     md = markdown_report(rep)
-    assert _md_tables(md)[1][2][1] == name
-    esc = escape_markdown(name)
+    shown = sanitize_name(name)  # a line break in a name is shown as \x0a
+    assert _md_tables(md)[1][2][1] == shown
+    esc = escape_markdown(shown)
     assert "<" not in esc.replace("<br>", "") and not re.search(r"(?<!\\)[|*`\[\]~]", esc)
     assert f"- {esc}\n" in md
 
@@ -296,7 +316,7 @@ def test_report_without_arena_renders() -> None:
     md = markdown_report(rep)
     assert "Arena" not in md and "Judge" not in md and "Surrogate" not in md and "## Errors" not in md
     assert "No gates were evaluated." in md and "**Gates:** 0 passed, 0 failed (no gates)." in md
-    assert _page(html_report(rep)).tables == _doc_tables(rep)
+    assert _sorted(_page(html_report(rep)).tables) == _sorted(_doc_tables(rep))
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -349,7 +369,8 @@ def test_renders_the_report_of_a_real_run(pytester: pytest.Pytester, demo_suite:
     rep = json.loads(path.read_text(encoding="utf-8"))
     md = markdown_report(rep)
     tables = _md_tables(md)
-    assert tables == _doc_tables(rep) == _page(html_report(rep)).tables
+    assert tables == _doc_tables(rep)
+    assert _sorted(_page(html_report(rep)).tables) == _sorted(tables)
     langs = [line for line in md.splitlines() if line.startswith("### ")]
     assert langs[:4] == ["### all languages", "### language en", "### language hi", "### language ja"]
     for row in rep["leaderboard"]:
