@@ -97,6 +97,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--mirage-suite-stats", "mirage_suite_stats", "print per-language statistics of the collected "
            "suites (MIRAGE Table 1 style) and warnings for thin languages", "bool"),
     Option("--mirage-no-leaderboard", "mirage_no_leaderboard", "do not print the leaderboard", "bool"),
+    Option("--mirage-github", "mirage_github", "GitHub Actions output: auto (append the summary to "
+           "$GITHUB_STEP_SUMMARY and annotate failed cases and gates when running in GitHub Actions) or off",
+           "string", "auto|off", "auto"),
 )
 BY_FLAG: dict[str, Option] = {o.flag: o for o in OPTIONS}
 

@@ -193,12 +193,17 @@ class MirageItem(pytest.Item):
             raise MirageFailure("\n".join(self._result.failures))
 
     def describe(self, exc: BaseException) -> str:
-        """One clear block for a missed threshold or a model/metric error (no plugin frames)."""
+        """One clear block for a missed threshold or a model/metric error (no plugin frames); escape
+        sequences from model output or error bodies are shown, never executed by the terminal."""
+        from .report.sanitize import terminal_safe
+
         msg = str(exc)
         if isinstance(exc, MirageFailure):
-            return f"{self.case.source}: case {self.case.id} ({self.case.lang}) with {self.spec.display_name}:\n{msg}"
-        who = "" if self.case.id in msg else f"case {self.case.id} with {self.spec.display_name}: "
-        return f"{self.case.source}: {who}{msg}"
+            text = f"{self.case.source}: case {self.case.id} ({self.case.lang}) with {self.spec.display_name}:\n{msg}"
+        else:
+            who = "" if self.case.id in msg else f"case {self.case.id} with {self.spec.display_name}: "
+            text = f"{self.case.source}: {who}{msg}"
+        return terminal_safe(text)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         from .errors import MirageError
@@ -344,6 +349,7 @@ class MirageController:
         self.results: dict[tuple[str, str, str, int], CaseResult] = {}
         self.collection_errors: dict[str, str] = {}
         self.finished: Finished | None = None
+        self._annotations: list[str] = []  # GitHub workflow commands, printed at the very end
         self.notes: list[str] = []  # problems found along the way, printed at the end
         self.errors: list[str] = []  # what made the run fail outside the report (printed in red)
         self._jobs: dict[str, list[Job]] = {}
@@ -560,9 +566,29 @@ class MirageController:
             return
         rep = self.finished.report
         self._report_gates(gate_reports(rep, self.config.rootpath))
+        if self.ctx.settings.github:
+            self._github(rep)
         if (rep.failed_gates or rep.fatal or rep.failed_regressions or self.finished.write_problems) \
                 and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _github(self, rep: Any) -> None:
+        """In GitHub Actions: the Markdown summary appended to the job summary, and annotations at the
+        golden-file line of failed cases and the suite.toml line of failed gates."""
+        import os
+
+        from .report.github import annotation_lines, step_summary
+
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary:
+            try:
+                with open(summary, "a", encoding="utf-8") as fh:
+                    fh.write(step_summary(rep))
+            except OSError as exc:
+                self.errors.append(f"cannot append the job summary to $GITHUB_STEP_SUMMARY {summary}: "
+                                   f"{exc.strerror or exc}")
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            self._annotations = annotation_lines(rep, workspace=os.environ.get("GITHUB_WORKSPACE"))
 
     def _report_gates(self, reports: Sequence[pytest.TestReport]) -> None:
         """Gates as test results for every consumer (JUnit XML, the session's failure count, the
@@ -582,7 +608,14 @@ class MirageController:
                 terminal.stats.setdefault(category, []).append(rep)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        from .report.terminal import gate_lines, judge_line, leaderboard_lines
+        from .report.sanitize import terminal_safe
+        from .report.terminal import (
+            gate_lines,
+            judge_line,
+            leaderboard_lines,
+            leaderboard_width,
+            problem_lines,
+        )
 
         write: Callable[..., None] = terminalreporter.write_line
         ctx = self.ctx
@@ -603,14 +636,14 @@ class MirageController:
         done = self.finished
         if done is None:
             for line in self.notes:
-                write(f"mirage: {line}", yellow=True)
+                write(terminal_safe(f"mirage: {line}"), yellow=True)
             for line in self.errors:
-                write(f"mirage ERROR: {line}", red=True, bold=True)
+                write(terminal_safe(f"mirage ERROR: {line}"), red=True, bold=True)
             return
         rep = done.report
         if ctx.settings.leaderboard and rep.leaderboard:
             terminalreporter.section("pytest-mirage leaderboard", sep="=")
-            width = self.config.get_terminal_writer().fullwidth
+            width = leaderboard_width(self.config.get_terminal_writer().fullwidth, isatty=terminalreporter.isatty)
             for line in leaderboard_lines(rep, width=width, markup=terminalreporter.hasmarkup):
                 write(line)
         lines = gate_lines(rep.gates)
@@ -630,14 +663,14 @@ class MirageController:
             write(judge_line(rep.judge))
         for path in done.saved_surrogates:
             write(f"mirage surrogate saved: {path}")
-        for line in rep.problems:
-            write(f"mirage: {line}", yellow=True)
-        for line in (*rep.fatal, *done.write_problems):
-            write(f"mirage ERROR: {line}", red=True, bold=True)
+        for line, err in problem_lines(rep, [*done.write_problems, *self.errors]):
+            write(line, red=err, bold=err, yellow=not err)
         for path in done.written:
             write(f"mirage report: {path}")
         if done.record_path:
             write(f"mirage record: {done.record_path}")
+        for line in self._annotations:  # workflow commands: at the start of a line, as they are
+            terminalreporter.write(line + "\n")
 
 
 def _location(source: str, rootpath: Path) -> tuple[str, int | None]:

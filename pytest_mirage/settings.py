@@ -67,6 +67,7 @@ class Settings:
     sample_count: int | None = None
     sample_share: float | None = None
     head_to_head: tuple[str, ...] | None = None
+    github: bool = True  # GitHub Actions job summary and annotations when running there
     sources: Mapping[str, str] = field(default_factory=dict)
 
     def source(self, name: str) -> str:
@@ -234,5 +235,6 @@ def resolve(config: Any) -> Settings:
         repeat=parse_int(repeat_raw.value, repeat_raw.source, defaults.REPEAT, minimum=1, maximum=1000),
         sample_count=sample_count, sample_share=sample_share,
         head_to_head=_names(h2h.value) if h2h.value else None,
+        github=_choice(get("--mirage-github"), ("auto", "off")) == "auto",
         sources=sources,
     )
