@@ -338,6 +338,11 @@ class MirageController:
         self.is_worker = hasattr(config, "workerinput")
         try:
             settings = resolve(config)
+            stale: list[str] = []
+            if not self.is_worker:  # a run that stops early must not leave an earlier run's report behind
+                from .report.write import remove_stale
+
+                stale = remove_stale([settings.report, settings.markdown, settings.html])
             # progress of model and judge calls: a bar on a terminal, plain lines in CI logs; workers'
             # stderr is not shown, so only the controller (or a serial run) reports progress
             self.ctx: RunContext = RunContext(settings, self._metrics(config), self._models(config),
@@ -350,17 +355,14 @@ class MirageController:
         self.collection_errors: dict[str, str] = {}
         self.finished: Finished | None = None
         self._annotations: list[str] = []  # GitHub workflow commands, printed at the very end
-        self.notes: list[str] = []  # problems found along the way, printed at the end
+        self.notes: list[str] = stale  # problems found along the way, printed at the end
         self.errors: list[str] = []  # what made the run fail outside the report (printed in red)
         self._jobs: dict[str, list[Job]] = {}
         self._langs: set[str] = set()
         self._collected: list[tuple[str, Case]] = []
         self.baseline: tuple[Path, list[Any]] | None = None
         if not self.is_worker:
-            from .report.write import remove_stale
-
             s = self.ctx.settings
-            self.notes += remove_stale([s.report, s.markdown, s.html])
             if s.baseline is not None:
                 from .run.baseline import load_baseline
 
