@@ -25,7 +25,7 @@ def make_runs(suite: str, models: list[str]) -> list[Path]:
         for req, ans in answer_cases(ad, s, s.cases):
             if isinstance(ans, BaseException):
                 raise ModelError(f"{raw} failed on case {req.case.id}: {ans}")
-            lines.append(finalize_answer(req, ans).to_run_line())
+            lines.append({"suite": s.name, **finalize_answer(req, ans).to_run_line()})
         out = s.root / "runs" / f"{raw.replace(':', '-').replace('/', '-')}.jsonl"
         write_run_lines(out, lines)
         written.append(out)

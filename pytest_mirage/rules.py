@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import operator
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -272,8 +272,10 @@ def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, S
                     out.append(GateResult(suite, lang, model, rule.expr, rule.source, None, False, 0, errors, note))
                 else:
                     # a configured gate that cannot be computed protects nothing: it fails, with why
+                    reasons = Counter(r.reasons.get(rule.metric, "") for r in rs if r.reasons.get(rule.metric))
+                    because = f" ({reasons.most_common(1)[0][0]})" if reasons else ""
                     why = (f"no case has a threshold on {rule.metric}" if rule.stat == "pass_rate"
-                           else f"every {rule.metric} value is null")
+                           else f"every {rule.metric} value is null{because}")
                     out.append(GateResult(suite, lang, model, rule.expr, rule.source, None, False, 0, 0, why))
                 continue
             ok = rule.check(v) and not errors

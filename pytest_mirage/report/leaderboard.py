@@ -45,9 +45,15 @@ def _means(results: Sequence[CaseResult]) -> dict[str, float | None]:
     return {k: (_mean(vals[k]) if vals[k] else None) for k in sorted(names)}
 
 
-def build_leaderboard(results: Iterable[CaseResult], reference_models: Iterable[str] = ()) -> list[LeaderboardRow]:
-    """Rows per suite x language (and "all") x model, ranked by the default score (desc, then name)."""
+def build_leaderboard(results: Iterable[CaseResult], reference_models: Iterable[str] = (),
+                      unscored: Iterable[str] = ()) -> list[LeaderboardRow]:
+    """Rows per suite x language (and "all") x model, ranked by the default score (desc, then name).
+
+    ``unscored`` rows (a retriever alone, which has retrieval metrics only) are shown with their
+    metrics but no score, and do not narrow the metrics the other rows' scores average.
+    """
     refs = set(reference_models)
+    skip = set(unscored)
     groups: dict[tuple[str, str], dict[str, list[CaseResult]]] = defaultdict(lambda: defaultdict(list))
     errors: dict[tuple[str, str, str], int] = defaultdict(int)
     for r in results:
@@ -63,10 +69,11 @@ def build_leaderboard(results: Iterable[CaseResult], reference_models: Iterable[
     for (suite, lang) in sorted(groups):
         by_model = groups[(suite, lang)]
         means = {m: _means(rs) for m, rs in by_model.items()}
-        common = [k for k in SCORE_METRICS if all(means[m].get(k) is not None for m in means if by_model[m])]
+        common = [k for k in SCORE_METRICS
+                  if all(means[m].get(k) is not None for m in means if by_model[m] and m not in skip)]
         scored = []
         for m, mm in means.items():
-            score = _mean([mm[k] for k in common]) if common and by_model[m] else None  # type: ignore[misc]
+            score = _mean([mm[k] for k in common]) if common and by_model[m] and m not in skip else None  # type: ignore[misc]
             scored.append((m, score))
         scored.sort(key=lambda x: (-(x[1] if x[1] is not None else -math.inf), x[0]))
         for rank, (m, score) in enumerate(scored, start=1):

@@ -34,7 +34,7 @@ from .arena_step import SURROGATE_DIR, ArenaOutcome, run_arena
 from .baseline import compare_with_baseline
 from .context import RunContext
 from .references import reference_results
-from .requests import suite_k
+from .requests import HARNESS_RETRIEVER, suite_k
 
 
 def _excerpt(text: str, limit: int) -> str:
@@ -131,7 +131,8 @@ def head_to_head_rows(ctx: RunContext, results: Sequence[CaseResult]) -> list[di
                         continue
                     h = head_to_head(mine, a, b, metric, higher_is_better=ctx.metrics[metric].higher_is_better,
                                      alpha=ctx.settings.alpha)
-                    out.append({"suite": suite, **h.to_json()})
+                    if h.wins + h.ties + h.losses:  # no case with a value from both: nothing to compare
+                        out.append({"suite": suite, **h.to_json()})
     return out
 
 
@@ -189,7 +190,7 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
     refs = reference_results(ctx, res) if res else None
     ref_results = refs.results if refs else []
     allres = res + ref_results
-    board = build_leaderboard(allres, refs.names if refs else ())
+    board = build_leaderboard(allres, refs.names if refs else (), unscored=(HARNESS_RETRIEVER,))
     gates_by_suite: dict[str, Sequence[Rule]] = {}
     for r in res:
         if r.suite not in gates_by_suite:

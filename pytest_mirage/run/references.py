@@ -9,13 +9,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..errors import MirageError
-from ..models.base import ModelAdapter
+from ..metrics.base import Sample
+from ..models.base import Answer, ModelAdapter
 from ..models.registry import parse_model_spec
 from ..models.replay import ReplayModel, load_run_file
 from ..results import CaseResult
 from .answering import answer_cases
 from .context import RunContext
 from .evaluate import evaluate
+from .requests import HARNESS_RETRIEVER, harness_retrieval, suite_k
 
 
 @dataclass
@@ -66,4 +68,38 @@ def reference_results(ctx: RunContext, results: Sequence[CaseResult]) -> Referen
                                             rules.thresholds, suite_ref=ref, reference=True))
             if name not in out.names:
                 out.names.append(name)
+    harness_retriever_results(ctx, results, out)
     return out
+
+
+RETRIEVAL_METRICS = ("hit_at_k", "file_hit_at_k", "mrr_at_k", "precision_at_k")
+
+
+def harness_retriever_results(ctx: RunContext, results: Sequence[CaseResult], out: References) -> None:
+    """In retrieval mode, when a model under test did not retrieve (the harness's BM25 gave it its
+    context), the harness's retriever gets a reference row of its own with the retrieval metrics,
+    so those numbers are never credited to the model."""
+    by_ref: dict[str, set[str]] = defaultdict(set)
+    for r in results:
+        if r.outcome == "reference":
+            continue
+        suite = ctx.suite(r.suite_ref)
+        if suite.mode != "retrieval" or suite.corpus is None:
+            continue
+        spec = next((s for s in ctx.settings.models if ctx.model_name(s) == r.model), None)
+        if spec is not None and not ctx.adapter(spec).retrieves:
+            by_ref[r.suite_ref].add(r.case_id)
+    for ref, case_ids in sorted(by_ref.items()):
+        suite = ctx.suite(ref)
+        names = [m for m in RETRIEVAL_METRICS if m in ctx.metrics]
+        for case in suite.cases:
+            if case.id not in case_ids:
+                continue
+            answer = Answer(case.id, HARNESS_RETRIEVER, "", answer="", citations=(),
+                            retrieved=harness_retrieval(suite, case))
+            mv = ctx.metrics.compute(Sample(case, answer, (), k=suite_k(suite), mode="retrieval"), names)
+            out.results.append(CaseResult(suite=suite.name, suite_ref=ref, case_id=case.id, lang=case.lang,
+                                          model=HARNESS_RETRIEVER, metrics=mv.values, reasons=mv.reasons,
+                                          outcome="reference"))
+        if HARNESS_RETRIEVER not in out.names:
+            out.names.append(HARNESS_RETRIEVER)

@@ -19,6 +19,16 @@ def _template(name: str, root: Path | None) -> str:
     return load_template(name, root)
 
 
+HARNESS_RETRIEVER = "bm25 (harness retriever)"  # the leaderboard row of the harness's own retrieval
+
+
+def harness_retrieval(suite: Suite, case: Case) -> tuple[str, ...]:
+    """The ranked chunk ids the harness's BM25 retrieves for ``case`` (what a generator-only model
+    is given, and what the harness retriever row is scored on)."""
+    assert suite.corpus is not None
+    return tuple(p.id for p, _ in index_for(suite.corpus, case.lang).search(case.question, max(suite_k(suite), 10)))
+
+
 def suite_k(suite: Suite) -> int:
     """The suite's retrieval cut-off ``k`` (validated at load)."""
     return int(suite.settings["k"])
@@ -52,8 +62,10 @@ def context_of(request: ModelRequest, answer: Answer) -> tuple[Passage, ...]:
 def finalize_answer(request: ModelRequest, answer: Answer) -> Answer:
     """Fill the parsed answer text and citations from the raw output when the model gave none.
 
-    When the adapter did not give retrieved ids in retrieval mode, the harness's own context counts
-    as what was retrieved.
+    Retrieval metrics score what the model retrieved: when the harness retrieved its context (a
+    generator-only model), the model has no retrieved ids of its own (its retrieval metrics are
+    null); the harness's retriever is scored on its own leaderboard row
+    (:data:`HARNESS_RETRIEVER`). The context the model saw is kept in ``contexts``.
     """
     ctx = context_of(request, answer)
     ids = [p.id for p in ctx]
@@ -73,8 +85,7 @@ def finalize_answer(request: ModelRequest, answer: Answer) -> Answer:
         # given citations (a pipeline's, or a replayed run line): ids that name nothing are invalid
         upd["citations"] = tuple(c for c in answer.citations if c in ctx_ids or c in others)
         upd["invalid_citations"] = tuple(c for c in answer.citations if c not in ctx_ids and c not in others)
-    if answer.retrieved is None and request.mode == "retrieval" and request.passages:
-        upd["retrieved"] = tuple(p.id for p in request.passages)
+    if answer.retrieved is None and request.mode == "retrieval" and request.passages and answer.contexts is None:
         upd["contexts"] = tuple(p.text for p in request.passages)
     if answer.reason is None and parsed.reason is not None:
         upd["reason"] = parsed.reason

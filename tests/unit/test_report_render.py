@@ -364,7 +364,8 @@ def test_unwritable_report_is_a_problem_not_a_crash(tmp_path: Path) -> None:
 
 def test_renders_the_report_of_a_real_run(pytester: pytest.Pytester, demo_suite: Path) -> None:
     path = pytester.path / "r.json"
-    res = pytester.runpytest("demo", f"--mirage-report={path}", "--mirage-gate", "rouge_l.mean >= 0.99")
+    res = pytester.runpytest("demo", f"--mirage-report={path}", "--mirage-gate", "rouge_l.mean >= 0.99",
+                             "--mirage-gate", "language_match.mean >= 0.5")
     assert res.ret == 1, res.stdout.str()  # the strict gate fails for the extractive model
     rep = json.loads(path.read_text(encoding="utf-8"))
     md = markdown_report(rep)
