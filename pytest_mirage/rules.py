@@ -191,6 +191,7 @@ class GateResult:
     n: int
     errors: int = 0
     note: str = ""
+    metric: str = ""  # the gated metric
 
     def to_json(self) -> dict[str, object]:
         return {"suite": self.suite, "lang": self.lang, "model": self.model, "expr": self.expr,
@@ -210,6 +211,11 @@ class GateResult:
         val = "n/a" if self.value is None else f"{self.value:.3f}"
         note = f"; {self.note}" if self.note else ""
         return f"{self.suite} [{self.lang}] {self.model}: {self.expr} -> {val} ({self.source}{note})"
+
+
+def _gate(rule: Rule, suite: str, lang: str, model: str, value: float | None, passed: bool | None, n: int,
+          errors: int = 0, note: str = "") -> GateResult:
+    return GateResult(suite, lang, model, rule.expr, rule.source, value, passed, n, errors, note, rule.metric)
 
 
 def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, Sequence[Rule]], *,
@@ -249,9 +255,9 @@ def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, S
                 mv = model_values.get((suite, lang, model), {})
                 if rule.metric in mv:
                     mval = float(mv[rule.metric])
-                    out.append(GateResult(suite, lang, model, rule.expr, rule.source, mval, rule.check(mval), 1))
+                    out.append(_gate(rule, suite, lang, model, mval, rule.check(mval), 1))
                 else:
-                    out.append(GateResult(suite, lang, model, rule.expr, rule.source, None, False, 0,
+                    out.append(_gate(rule, suite, lang, model, None, False, 0,
                                           note=model_level_reason or "no model-level value"))
                 continue
             values = [v for r in rs if (v := r.metrics.get(rule.metric)) is not None]
@@ -269,34 +275,34 @@ def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, S
             note = f"{errors} of {len(rs)} cases errored" if errors else ""
             if math.isnan(v):
                 if errors:
-                    out.append(GateResult(suite, lang, model, rule.expr, rule.source, None, False, 0, errors, note))
+                    out.append(_gate(rule, suite, lang, model, None, False, 0, errors, note))
                 else:
                     # a configured gate that cannot be computed protects nothing: it fails, with why
                     reasons = Counter(r.reasons.get(rule.metric, "") for r in rs if r.reasons.get(rule.metric))
                     because = f" ({reasons.most_common(1)[0][0]})" if reasons else ""
                     why = (f"no case has a threshold on {rule.metric}" if rule.stat == "pass_rate"
                            else f"every {rule.metric} value is null{because}")
-                    out.append(GateResult(suite, lang, model, rule.expr, rule.source, None, False, 0, 0, why))
+                    out.append(_gate(rule, suite, lang, model, None, False, 0, 0, why))
                 continue
             ok = rule.check(v) and not errors
             n = len(passed_flags) if rule.stat == "pass_rate" else len(values)
-            out.append(GateResult(suite, lang, model, rule.expr, rule.source, v, ok, n, errors, note))
+            out.append(_gate(rule, suite, lang, model, v, ok, n, errors, note))
     for (suite, model), present in sorted(langs.items()):
         for rule in gates_by_suite.get(suite, ()):
             if rule.stat in PPI_STATS:
                 interval = ppi.get((suite, model, rule.metric))
                 if interval is None:
-                    out.append(GateResult(suite, "all", model, rule.expr, rule.source, None, False, 0, 0,
+                    out.append(_gate(rule, suite, "all", model, None, False, 0, 0,
                                           f"no PPI estimate of {rule.metric}: the suite needs human labels "
                                           "(labels.csv) with at least 2 matched cases of this model"))
                     continue
                 pv = interval[0] if rule.stat == "ppi_low" else interval[1]
-                out.append(GateResult(suite, "all", model, rule.expr, rule.source, pv, rule.check(pv), 1))
+                out.append(_gate(rule, suite, "all", model, pv, rule.check(pv), 1))
                 continue
             if rule.lang is not None and rule.lang not in present:
                 # a gate that cannot be evaluated protects nothing: it fails unless marked optional
                 note = f"no selected case in language {rule.lang!r}"
-                out.append(GateResult(suite, rule.lang, model, rule.expr, rule.source, None,
+                out.append(_gate(rule, suite, rule.lang, model, None,
                                       None if rule.optional else False, 0, 0,
                                       note + ("" if rule.optional else f"; mark the gate optional as "
                                               f"'{rule.metric}.{rule.stat}@{rule.lang}?' if that is expected")))

@@ -14,6 +14,7 @@ from typing import Any
 from ..arena.bt import Battle, bradley_terry
 from ..arena.surrogate import (
     Surrogate,
+    health_decision,
     load_surrogate,
     mean_features,
     surrogate_health,
@@ -25,15 +26,29 @@ from ..models.base import Answer, PromptRequest
 from ..models.registry import ModelSpec
 from ..results import CaseResult
 from ..retrieval import corpus_map
-from ..suites.model import Case, Passage
+from ..suites.model import Case, Passage, Suite
 from .context import RunContext
 
 SURROGATE_DIR = "surrogate"
 
 
-def surrogate_path(suite_root: Path, lang: str) -> Path:
-    """Where a suite's surrogate for ``lang`` ("all" for the suite-level one) is saved."""
-    return suite_root / SURROGATE_DIR / f"{lang}.json"
+def surrogate_dir(ctx: RunContext, suite: Suite) -> Path:
+    """Where a suite's surrogates are saved and read: ``--mirage-surrogate-dir DIR`` (``DIR/<suite>``);
+    else the suite folder's ``surrogate/``, unless the suite is installed with the package (a bundled
+    suite: never write into site-packages) — then the cache folder's ``surrogates/<suite>``."""
+    s = ctx.settings
+    if s.surrogate_dir is not None:
+        return s.surrogate_dir / suite.name
+    package = Path(__file__).resolve().parents[1]
+    if suite.root.resolve().is_relative_to(package) or suite.manifest is None:
+        base = s.cache_dir if s.cache_dir is not None else suite.root
+        return base / "surrogates" / suite.name
+    return suite.root / SURROGATE_DIR
+
+
+def surrogate_path(directory: Path, lang: str) -> Path:
+    """The surrogate for ``lang`` ("all" for the suite-level one) in a suite's surrogate folder."""
+    return directory / f"{lang}.json"
 
 
 @dataclass
@@ -45,7 +60,8 @@ class ArenaOutcome:
     saved: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     fatal: list[str] = field(default_factory=list)  # make the run fail (e.g. no surrogate was saved)
-    surrogate_error: str | None = None  # why model-level gates have no value
+    surrogate_errors: dict[str, str] = field(default_factory=dict)  # suite -> why its model-level gates have no value
+    unhealthy: dict[tuple[str, str], str] = field(default_factory=dict)  # (suite, lang) -> why a surrogate is unhealthy
 
 
 def judge_and_fit(complete: Callable[[list[str]], list[str | Exception]],
@@ -100,9 +116,10 @@ def per_model_features(results: Sequence[Any], features: Sequence[str] | None) -
 
 
 def train(groups: Mapping[tuple[str, str], list[Battle]], feats: Mapping[tuple[str, str], dict[str, dict[str, float]]],
-          roots: Mapping[str, Path], *, feature_names: Sequence[str] | None, judge: str, seed: int,
-          tournaments: int, out: ArenaOutcome) -> None:
-    """Train and save one surrogate per (suite, lang) with its health report."""
+          dirs: Mapping[str, Path], *, feature_names: Sequence[str] | None, judge: str, seed: int,
+          tournaments: int, out: ArenaOutcome, force: bool = False) -> None:
+    """Train one surrogate per (suite, lang) with its health report; save it only when it is healthy
+    (cross-validated tau and R², judge without strong position bias) or ``force``."""
     for (suite, lang), battles in sorted(groups.items()):
         f = feats.get((suite, lang))
         if not battles or not f:
@@ -113,11 +130,20 @@ def train(groups: Mapping[tuple[str, str], list[Battle]], feats: Mapping[tuple[s
             names = _usable_features(f, list(strengths), feature_names)
             health = surrogate_health(f, battles, feature_names=names, seed=seed, tournaments=min(tournaments, 100))
             sur = train_surrogate(f, strengths, feature_names=names, seed=seed, judge=judge, suite=suite, lang=lang,
-                                  health=health)
+                                  health=health, judge_reliability=out.judge or None)
         except Exception as exc:
             out.problems.append(f"surrogate {suite} [{lang}] not trained: {exc}")
             continue
-        path = surrogate_path(roots[suite], lang)
+        decision = health_decision(health, out.judge or None)
+        if not decision.healthy:
+            if not force:
+                out.problems.append(f"surrogate {suite} [{lang}] trained but not saved: {decision.describe()}; "
+                                    "gates must not rest on it (--mirage-force-surrogate saves it anyway)")
+                continue
+            out.unhealthy[(suite, lang)] = decision.describe()
+            out.problems.append(f"surrogate {suite} [{lang}] saved although {decision.describe()} "
+                                "(--mirage-force-surrogate): gates that use it say so")
+        path = surrogate_path(dirs[suite], lang)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             sur.save(path)
@@ -127,7 +153,7 @@ def train(groups: Mapping[tuple[str, str], list[Battle]], feats: Mapping[tuple[s
         out.saved.append(path)
         out.surrogate.append({"suite": suite, "lang": lang, "path": str(path), "features": list(sur.features),
                               "training_models": list(sur.training_models), "judge": judge,
-                              "health": health.to_json()})
+                              "health": health.to_json(), "decision": decision.to_json()})
 
 
 def _usable_features(f: Mapping[str, Mapping[str, float]], models: Sequence[str],
@@ -141,30 +167,31 @@ def _usable_features(f: Mapping[str, Mapping[str, float]], models: Sequence[str]
     return [n for n in names if n not in ("surrogate_score", "surrogate_rank")]
 
 
-def apply(feats: Mapping[tuple[str, str], dict[str, dict[str, float]]], roots: Mapping[str, Path],
+def apply(feats: Mapping[tuple[str, str], dict[str, dict[str, float]]], dirs: Mapping[str, Path],
           under_test: Sequence[str], out: ArenaOutcome) -> None:
-    """Score the models under test with each suite's saved surrogates (a missing feature is an error).
+    """Score the models under test with each suite's saved surrogates.
 
-    Every usable surrogate is applied; the problems of the others are raised together at the end."""
-    errors: list[str] = []
+    A surrogate file that cannot be used (tampered, too large, of another suite or language, a
+    feature this run lacks) is a problem of its suite only: that suite's model-level gates fail
+    with the reason; the other suites, gates and the report are unaffected."""
     for (suite, lang), f in sorted(feats.items()):
         try:
-            _apply_one(suite, lang, f, roots, under_test, out)
+            _apply_one(suite, lang, f, dirs, under_test, out)
         except MirageError as exc:
-            errors.append(str(exc))
-    if errors:
-        raise ConfigError("\n".join(errors))
+            out.problems.append(f"surrogate of suite {suite} [{lang}] not used: {exc}")
+            previous = out.surrogate_errors.get(suite)
+            out.surrogate_errors[suite] = f"{previous}; {exc}" if previous else str(exc)
 
 
-def _apply_one(suite: str, lang: str, f: Mapping[str, dict[str, float]], roots: Mapping[str, Path],
+def _apply_one(suite: str, lang: str, f: Mapping[str, dict[str, float]], dirs: Mapping[str, Path],
                under_test: Sequence[str], out: ArenaOutcome) -> None:
-    root = roots.get(suite)
-    if root is None:
+    directory = dirs.get(suite)
+    if directory is None:
         return
-    path = surrogate_path(root, lang)
+    path = surrogate_path(directory, lang)
     if not path.is_file():
         return
-    sur: Surrogate = load_surrogate(path)  # raises SurrogateError naming the file
+    sur: Surrogate = load_surrogate(path, suite=suite, lang=lang)  # SurrogateError naming the file
     current = {m: f[m] for m in under_test if m in f}
     if not current:
         return
@@ -177,9 +204,13 @@ def _apply_one(suite: str, lang: str, f: Mapping[str, dict[str, float]], roots: 
     for s in sur.rank(current):
         if s.model in current:
             out.surrogate_scores[(suite, lang, s.model)] = (s.score, s.rank)
+    decision = sur.decision()
+    if not decision.healthy:
+        out.unhealthy[(suite, lang)] = decision.describe()
     out.surrogate.append({"suite": suite, "lang": lang, "path": str(path), "features": list(sur.features),
                           "training_models": list(sur.training_models), "judge": sur.judge,
-                          "created": sur.created, "health": sur.health.to_json() if sur.health else None})
+                          "created": sur.created, "health": sur.health.to_json() if sur.health else None,
+                          "decision": decision.to_json()})
 
 
 def prompt_id(prompt: str) -> str:
@@ -204,7 +235,7 @@ def run_arena(ctx: RunContext, results: Sequence[CaseResult], refs: Sequence[Cas
     out = ArenaOutcome()
     if not results:
         return out
-    roots = {r.suite: ctx.suite(r.suite_ref).root for r in results}
+    dirs = {r.suite: surrogate_dir(ctx, ctx.suite(r.suite_ref)) for r in results}
     feats = per_model_features([*results, *refs], s.surrogate_features)
     if s.judge is not None:
         cases: dict[tuple[str, str], Case] = {}
@@ -230,17 +261,13 @@ def run_arena(ctx: RunContext, results: Sequence[CaseResult], refs: Sequence[Cas
             out.problems.append(f"arena not computed: {exc}")
             return out
         if s.train_surrogate:
-            train(groups, feats, roots, feature_names=s.surrogate_features, judge=s.judge.display_name, seed=s.seed,
-                  tournaments=s.tournaments, out=out)
+            train(groups, feats, dirs, feature_names=s.surrogate_features, judge=s.judge.display_name, seed=s.seed,
+                  tournaments=s.tournaments, out=out, force=s.force_surrogate)
             if not out.saved:
-                out.surrogate_error = ("--mirage-train-surrogate was given but no surrogate was trained and "
-                                       "saved (see the problems above)")
-                out.fatal.append(f"surrogate: {out.surrogate_error}")
+                why = "--mirage-train-surrogate was given but no surrogate was trained and saved (see the problems above)"
+                out.fatal.append(f"surrogate: {why}")
+                for name in dirs:
+                    out.surrogate_errors.setdefault(name, why)
             return out
-    under_test = sorted({r.model for r in results})
-    try:
-        apply(feats, roots, under_test, out)
-    except MirageError as exc:
-        out.fatal.append(f"surrogate: {exc}")
-        out.surrogate_error = str(exc)
+    apply(feats, dirs, sorted({r.model for r in results}), out)
     return out

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from ..results import CaseResult
 from ..retrieval import corpus_map
 from ..rules import Rule, evaluate_gates
 from ..stats.records import CaseRecord
-from .arena_step import SURROGATE_DIR, ArenaOutcome, run_arena
+from .arena_step import ArenaOutcome, run_arena, surrogate_dir
 from .baseline import compare_with_baseline
 from .context import RunContext
 from .references import reference_results
@@ -89,8 +89,8 @@ def _needs_arena(ctx: RunContext, results: Sequence[CaseResult]) -> bool:
     """The arena step runs only when it has work: a judge, or a saved surrogate next to a suite."""
     if ctx.settings.judge is not None:
         return True
-    roots = {ctx.suite(r.suite_ref).root for r in results}
-    return any(any((root / SURROGATE_DIR).glob("*.json")) for root in roots)
+    dirs = {surrogate_dir(ctx, ctx.suite(r.suite_ref)) for r in results}
+    return any(d.is_dir() and any(d.glob("*.json")) for d in dirs)
 
 
 def _model_gate_problems(gates_by_suite: dict[str, Sequence[Rule]], model_level: frozenset[str],
@@ -102,7 +102,7 @@ def _model_gate_problems(gates_by_suite: dict[str, Sequence[Rule]], model_level:
     for suite, rules in gates_by_suite.items():
         for rule in rules:
             if rule.metric in model_level and (suite, rule.metric) not in have:
-                reason = arena.surrogate_error or (
+                reason = arena.surrogate_errors.get(suite) or (
                     f"no trained surrogate next to suite {suite!r}: train one with --mirage-judge SPEC "
                     "--mirage-train-surrogate")
                 out.append(f"gate {rule.expr!r} ({rule.source}) cannot be evaluated: {reason}")
@@ -202,7 +202,7 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
         model_values[key].update(surrogate_score=score, surrogate_rank=float(rank))
     all_problems = [*problems, *(refs.problems if refs else []), *arena.problems,
                     *_model_gate_problems(gates_by_suite, model_level, arena)]
-    reason = arena.surrogate_error or "no model-level value (no trained surrogate?)"
+    reason = "; ".join(sorted(set(arena.surrogate_errors.values()))) or "no model-level value (no trained surrogate?)"
     statistics: dict[str, Any] = {}
     samples = [smp for ref in sorted({r.suite_ref for r in res}) if (smp := ctx.sample(ctx.suite(ref))) is not None]
     if samples:
@@ -214,6 +214,10 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
         statistics["calibration"] = calibration
     gates = evaluate_gates(res, gates_by_suite, model_level=model_level, seed=ctx.settings.seed,
                            model_values=model_values, model_level_reason=reason, ppi=ppi)
+    gates = [replace(g, note="; ".join(x for x in (g.note, f"the surrogate is {arena.unhealthy[(g.suite, g.lang)]}")
+                                       if x))
+             if (g.suite, g.lang) in arena.unhealthy and g.metric in model_level
+             else g for g in gates]
     fatal = list(arena.fatal)
     if baseline is not None:
         try:
