@@ -7,7 +7,7 @@ Definitions, sources and edge cases: ``docs/metrics.md``. Every metric is a pure
 
 from __future__ import annotations
 
-from .base import Metric, MetricFn
+from .base import Metric, MetricFn, MetricRegistry, NotApplicable, Sample
 from .citations import citation_map, citation_precision, citation_recall, invalid_citations
 from .language import english_share, language_match
 from .overlap import bleu, char3_recall, chrf, rouge_l, token_f1
@@ -47,3 +47,25 @@ METRICS: list[Metric] = [
     _m(support_lexical_uncited, "pytest-mirage"),
     faithfulness_metric(_SUPPORT),
 ]
+
+
+def _model_level(sample: Sample) -> float:
+    raise NotApplicable("a model-level metric: computed once per suite x language x model at session end")
+
+
+# Model-level metrics from the surrogate judge (MIRAGE §4.3), usable in gates: "surrogate_rank <= 3".
+MODEL_METRICS = (
+    Metric("surrogate_score", _model_level, True, "Surrogate-judge predicted Bradley-Terry strength of the model "
+           "from its mean heuristic features (a trained surrogate must exist next to the suite)",
+           "MIRAGE-Bench §4.3", default=False, scope="model"),
+    Metric("surrogate_rank", _model_level, False, "Rank of the model among the surrogate's training models plus "
+           "the models under test (1 = best)", "MIRAGE-Bench §4.3", default=False, scope="model"),
+)
+
+
+def builtin_registry() -> MetricRegistry:
+    """A registry holding all built-in metrics."""
+    reg = MetricRegistry()
+    for m in (*METRICS, *MODEL_METRICS):
+        reg.register(m)
+    return reg

@@ -25,8 +25,8 @@ from functools import lru_cache
 from ..prompts import find_citations, strip_citations
 from ..suites.model import Passage
 from ..text.tokenize import content_units, split_sentences
+from .analysis import of
 from .base import Metric, NotApplicable, Sample
-from .common import raw_answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +75,7 @@ def sentence_support(answer: str, passages: Sequence[Passage], lang: str) -> lis
 def _sentences(s: Sample) -> list[SentenceSupport]:
     if not s.context:
         raise NotApplicable("the generator saw no passages to support the answer")
-    sents = sentence_support(raw_answer(s), s.context, s.case.lang)
+    sents = of(s).sentences  # computed once for support_lexical, _uncited and faithfulness
     if not sents:
         raise NotApplicable("the answer has no words to check")
     return sents

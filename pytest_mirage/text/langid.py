@@ -262,8 +262,20 @@ def _langid() -> Any:
     return _cached("langid", build)
 
 
+@cache
+def _one_blas_thread() -> Any:
+    # langid.py scores a text with one vector-matrix product (7,480 features x 97 languages); on a
+    # multi-threaded BLAS, waking the threads costs 5-10x the product itself. The values are the
+    # same (each output is one thread's dot product either way).
+    from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
+
+    return ThreadpoolController().select(user_api="blas")
+
+
 def _langid_dist(text: str) -> dict[str, float]:
-    return {lang: float(p) for lang, p in _langid().rank(text)}
+    with _one_blas_thread().limit(limits=1):
+        ranked = _langid().rank(text)
+    return {lang: float(p) for lang, p in ranked}
 
 
 def _lingua() -> Any:
@@ -346,10 +358,18 @@ def _mass(dist: Distribution, lang: str) -> float:
 
 # ---------------------------------------------------------------- public API
 
+
+@lru_cache(maxsize=1024)
+def analyse(text: str) -> tuple[str, Counter[str]]:
+    """:func:`clean_text` of ``text`` and its :func:`script_counts` (cached: every language metric
+    reads the same answer; the Counter is shared, read it only)."""
+    clean = clean_text(text)
+    return clean, script_counts(clean)
+
+
 def language_probability(text: str, lang: str) -> float:
     """P(text is in ``lang``), in [0, 1]. Raises :class:`Undetermined` when it cannot be told."""
-    clean = clean_text(text)
-    counts = script_counts(clean)
+    clean, counts = analyse(text)
     n = sum(counts.values())
     if n == 0:
         raise Undetermined("the answer has no letters (only digits, symbols or citation markers)")
@@ -393,8 +413,7 @@ def english_probability(text: str, lang: str) -> float:
     """P(text is in English) for a case whose language is ``lang`` (not English)."""
     if lang == "en":
         raise Undetermined("the case language is English")
-    clean = clean_text(text)
-    counts = script_counts(clean)
+    clean, counts = analyse(text)
     n = sum(counts.values())
     if n == 0:
         raise Undetermined("the answer has no letters (only digits, symbols or citation markers)")
