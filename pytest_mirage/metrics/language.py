@@ -20,6 +20,10 @@ def _text(s: Sample) -> str:
 
 def language_match(s: Sample) -> float:
     """Probability that the answer is written in the case's language."""
+    if s.scoring == "mirage":
+        from . import mirage
+
+        return mirage.language_match(s)
     try:
         return language_probability(_text(s), s.case.lang)
     except Undetermined as exc:
@@ -29,6 +33,10 @@ def language_match(s: Sample) -> float:
 def english_share(s: Sample) -> float:
     """Probability that the answer is in English although the case's language is not (lower is
     better: English is what models fall back to)."""
+    if s.scoring == "mirage":
+        from . import mirage
+
+        return mirage.english_share(s)
     try:
         return english_probability(_text(s), s.case.lang)
     except Undetermined as exc:
