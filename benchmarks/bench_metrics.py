@@ -1,6 +1,7 @@
 """Speed of the full deterministic metric set on 11,195 cases (the size of the MIRAGE test set).
 
-    python benchmarks/bench_metrics.py [--cases 11195] [--quick] [--dump values.json] [--check values.json]
+    python benchmarks/bench_metrics.py [--cases 11195] [--suites mirage-mini,khmer-telecom] [--quick]
+                                       [--dump values.json] [--check values.json]
 
 Cases come from the bundled suites (``suites/mirage-mini``: 18 languages, oracle mode;
 ``suites/khmer-telecom``: Khmer, retrieval mode), cycled until there are ``--cases`` of them, each
@@ -49,11 +50,11 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def load_suites() -> list[Suite]:
+def load_suites(names: tuple[str, ...] = ("mirage-mini", "khmer-telecom")) -> list[Suite]:
     from pytest_mirage.suites.loader import load_suite
 
     suites = []
-    for name in ("mirage-mini", "khmer-telecom"):
+    for name in names:
         try:
             suites.append(load_suite(ROOT / "suites" / name))
         except Exception as exc:  # a suite being written may be incomplete: use the others
@@ -166,11 +167,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", type=int, default=11195)
     ap.add_argument("--quick", action="store_true", help="only the full-set passes")
+    ap.add_argument("--suites", default="mirage-mini,khmer-telecom",
+                    help="bundled suites to cycle (mirage-mini alone: the 18 MIRAGE languages, oracle mode)")
     ap.add_argument("--dump", type=Path, help="write every value (repr) to this JSON file")
     ap.add_argument("--check", type=Path, help="compare every value with this JSON file (bit-exact)")
     args = ap.parse_args()
     t_load = time.perf_counter()
-    suites = load_suites()
+    suites = load_suites(tuple(args.suites.split(",")))
     samples = make_samples(suites, args.cases)
     t_load = time.perf_counter() - t_load
     langs = sorted({s.case.lang for s in samples})
