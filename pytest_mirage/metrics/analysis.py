@@ -189,6 +189,7 @@ def clear_caches() -> None:
     reference.cache_clear()
     tokenize._tokens.cache_clear()
     support._units.cache_clear()
-    for fn in (getattr(langid, "distribution", None), getattr(langid, "analyse", None)):
+    for fn in (getattr(langid, "distribution", None), getattr(langid, "analyse", None),
+               getattr(langid, "assess", None)):
         if fn is not None:
             fn.cache_clear()
