@@ -142,7 +142,7 @@ def library_loop(samples: list[Sample]) -> float:
                          [(r, " ".join(tokenize(r, s.case.lang))) for r in s.case.answers]))
     t0 = time.perf_counter()
     for lang, hyp, hyp_tok, refs in prepared:
-        for d in langid.DETECTOR_FOR.get(lang, ("fasttext",)):  # one detector call per answer
+        for d in langid.detectors_for(lang) or ("fasttext",):  # one detector call per answer
             langid.DETECTORS[d](hyp)
         for ref, ref_tok in refs:
             bleu.sentence_score(hyp_tok, [ref_tok])
