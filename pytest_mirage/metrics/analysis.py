@@ -48,8 +48,12 @@ def char_ngrams(text: str, max_order: int = CHRF_ORDER) -> list[Counter[str]]:
     """Counts of the character 1..``max_order``-grams of ``text`` without its whitespace (as
     sacrebleu's chrF reads it), one Counter per order."""
     line = "".join(text.split())
-    return [Counter(line) if n == 1 else Counter([line[i:i + n] for i in range(len(line) - n + 1)])
-            for n in range(1, max_order + 1)]
+    out: list[Counter[str]] = [Counter(line)]
+    grams = list(line)
+    for n in range(2, max_order + 1):  # the n-grams: each (n-1)-gram extended by the next character
+        grams = list(map(str.__add__, grams, line[n - 1:]))
+        out.append(Counter(grams))
+    return out
 
 
 def matches(hyp: Counter[str] | Counter[tuple[str, ...]], ref: Counter[str] | Counter[tuple[str, ...]]) -> int:

@@ -87,10 +87,18 @@ def tokenize(text: str, lang: str) -> list[str]:
     return list(_tokens(text, lang))
 
 
+# _TOKEN_RE without its named groups: findall then returns the tokens themselves (no match objects)
+_TOKEN_FLAT_RE = regex.compile(
+    rf"[{UNIT_CLASS}]\p{{M}}*"
+    rf"|[[\p{{L}}\p{{N}}]--[{UNIT_CLASS}]][[\p{{L}}\p{{N}}\p{{M}}]--[{UNIT_CLASS}]]*",
+    regex.V1,
+)
+
+
 @lru_cache(maxsize=4096)
 def _tokens(text: str, lang: str) -> tuple[str, ...]:
     # every lexical metric tokenizes the same answer and references: tokenize once
-    return tuple(m.group() for m in _TOKEN_RE.finditer(normalize(text, lang)))
+    return tuple(_TOKEN_FLAT_RE.findall(normalize(text, lang)))
 
 
 def token_runs(text: str, lang: str) -> list[list[str]]:
