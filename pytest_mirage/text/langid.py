@@ -610,6 +610,9 @@ def assess(text: str, lang: str) -> Assessment:
     if n == 0:
         raise Undetermined("the answer has no letters (only digits, symbols or citation markers)")
     scripts = LANG_SCRIPTS.get(lang)
+    if scripts is None and not detectors_for(lang):  # neither its script nor a detector is known
+        raise Undetermined(f"no language identifier here knows {lang!r} (fastText lid.176, lingua, "
+                           "langid.py) and its script is unknown; a guess would be a confident wrong value")
     if scripts is None or "LATIN" in scripts:
         return _assess_latin(clean, counts, lang)
     running = without_latin_terms(clean)

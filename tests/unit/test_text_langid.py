@@ -60,6 +60,8 @@ def test_unsupported_language_is_undetermined_unless_the_script_rules_it_out() -
     with pytest.raises(Undetermined, match="no language identifier here knows 'haw'"):
         language_probability("Aloha mai kākou, eia ka moʻolelo o ka ʻāina nei.", "haw")
     assert language_probability(THAI, "haw") == 0.0  # Hawaiian is not written in Thai script
+    with pytest.raises(Undetermined, match="its script is unknown"):
+        language_probability(THAI, "xqz")  # nothing is known about this code: no guess
 
 
 def test_markers_and_labels_do_not_change_the_value() -> None:
