@@ -18,16 +18,13 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache, cached_property, lru_cache
-from typing import TYPE_CHECKING
+from typing import Any
 
 import regex  # type: ignore[import-untyped]
 
 from ..prompts import parse_output, strip_citations
 from ..text.tokenize import UNIT_CLASS, _tokens, normalize
 from .base import Sample
-
-if TYPE_CHECKING:
-    from .support import SentenceSupport
 
 BLEU_ORDER = 4  # sacrebleu's default max n-gram order
 CHRF_ORDER = 6  # sacrebleu's default character order (chrF, beta 2, no word n-grams)
@@ -153,6 +150,7 @@ class AnswerAnalysis:
 
     def __init__(self, sample: Sample) -> None:
         self.sample = sample
+        self.extra: dict[str, Any] = {}  # what other modules derive from the answer (sentence support)
 
     @cached_property
     def raw(self) -> str:
@@ -169,11 +167,6 @@ class AnswerAnalysis:
     def overlap(self) -> TextAnalysis:
         return TextAnalysis(self.text, self.sample.case.lang, hypothesis=True)
 
-    @cached_property
-    def sentences(self) -> list[SentenceSupport]:
-        from .support import sentence_support
-
-        return sentence_support(self.raw, self.sample.context, self.sample.case.lang)
 
 
 def of(sample: Sample) -> AnswerAnalysis:
@@ -185,15 +178,15 @@ def of(sample: Sample) -> AnswerAnalysis:
     return a
 
 
+# per-text caches of other metric modules (they register here; this module imports none of them)
+PER_TEXT_CACHES: list[Any] = []
+
+
 def clear_caches() -> None:
     """Forget every per-text cache of the metrics (benchmarks: real cases do not repeat texts)."""
     from ..text import langid, tokenize
-    from . import support
 
     reference.cache_clear()
     tokenize._tokens.cache_clear()
-    support._units.cache_clear()
-    for fn in (getattr(langid, "distribution", None), getattr(langid, "analyse", None),
-               getattr(langid, "assess", None)):
-        if fn is not None:
-            fn.cache_clear()
+    for fn in (*PER_TEXT_CACHES, langid.distribution, langid.analyse, langid.assess):
+        fn.cache_clear()

@@ -1,7 +1,7 @@
 """Metric protocol and registry. Metrics are pure functions of one :class:`Sample`.
 
-The built-in metrics live in :mod:`.builtin` (``builtin_registry()``), which imports this module;
-this module never imports it at load time.
+The built-in metrics live in :mod:`.builtin`, which imports this module and registers them here
+(:func:`register_builtin`); this module never imports it.
 """
 
 from __future__ import annotations
@@ -144,11 +144,20 @@ class MetricRegistry:
         return MetricValues(values, reasons)
 
 
-def __getattr__(name: str) -> Any:
-    # compatibility: ``from pytest_mirage.metrics.base import builtin_registry`` keeps working; the
-    # registry of built-in metrics is defined in .builtin (import it from pytest_mirage.metrics)
-    if name == "builtin_registry":
-        from .builtin import builtin_registry
+# The built-in metrics, filled by .builtin when it is imported. The package pytest_mirage.metrics
+# imports .builtin, and Python imports the package before any of its modules, so the list is filled
+# whenever this module can be imported; this module never imports .builtin (no import cycle).
+_BUILTIN_METRICS: list[Metric] = []
 
-        return builtin_registry
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def register_builtin(metrics: Iterable[Metric]) -> None:
+    """Add ``metrics`` to the built-in set (called once, by :mod:`.builtin`)."""
+    _BUILTIN_METRICS.extend(metrics)
+
+
+def builtin_registry() -> MetricRegistry:
+    """A registry holding all built-in metrics (defined in :mod:`pytest_mirage.metrics.builtin`)."""
+    reg = MetricRegistry()
+    for m in _BUILTIN_METRICS:
+        reg.register(m)
+    return reg

@@ -7,7 +7,7 @@ Definitions, sources and edge cases: ``docs/metrics.md``. Every metric is a pure
 
 from __future__ import annotations
 
-from .base import Metric, MetricFn, MetricRegistry, NotApplicable, Sample
+from .base import Metric, MetricFn, NotApplicable, Sample, builtin_registry, register_builtin
 from .citations import citation_map, citation_precision, citation_recall, invalid_citations
 from .language import english_share, language_match
 from .overlap import bleu, char3_recall, chrf, rouge_l, token_f1
@@ -67,9 +67,6 @@ MODEL_METRICS = (
 )
 
 
-def builtin_registry() -> MetricRegistry:
-    """A registry holding all built-in metrics."""
-    reg = MetricRegistry()
-    for m in (*METRICS, *MODEL_METRICS):
-        reg.register(m)
-    return reg
+register_builtin((*METRICS, *MODEL_METRICS))
+
+__all__ = ["METRICS", "MODEL_METRICS", "builtin_registry"]

@@ -25,7 +25,7 @@ from functools import lru_cache
 from ..prompts import find_citations, strip_citations
 from ..suites.model import Passage
 from ..text.tokenize import content_units, has_content_unit, normalize, split_sentences
-from .analysis import of
+from .analysis import PER_TEXT_CACHES, of
 from .base import Metric, NotApplicable, Sample
 
 
@@ -42,6 +42,9 @@ class SentenceSupport:
 @lru_cache(maxsize=8192)
 def _units(text: str, lang: str) -> frozenset[str]:
     return frozenset(content_units(text, lang))
+
+
+PER_TEXT_CACHES.append(_units)
 
 
 def _passage_text(p: Passage) -> str:
@@ -86,7 +89,10 @@ def sentence_support(answer: str, passages: Sequence[Passage], lang: str) -> lis
 def _sentences(s: Sample) -> list[SentenceSupport]:
     if not s.context:
         raise NotApplicable("the generator saw no passages to support the answer")
-    sents = of(s).sentences  # computed once for support_lexical, _uncited and faithfulness
+    memo = of(s).extra  # computed once for support_lexical, _uncited and faithfulness
+    if "sentences" not in memo:
+        memo["sentences"] = sentence_support(of(s).raw, s.context, s.case.lang)
+    sents: list[SentenceSupport] = memo["sentences"]
     if not sents:
         raise NotApplicable("the answer has no words to check")
     return sents
