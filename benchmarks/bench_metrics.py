@@ -1,6 +1,7 @@
 """Speed of the full deterministic metric set on 11,195 cases (the size of the MIRAGE test set).
 
-    python benchmarks/bench_metrics.py [--cases 11195]
+    python benchmarks/bench_metrics.py [--cases 11195] [--suites mirage-mini,khmer-telecom] [--quick]
+                                       [--dump values.json] [--check values.json]
 
 Cases come from the bundled suites (``suites/mirage-mini``: 18 languages, oracle mode;
 ``suites/khmer-telecom``: Khmer, retrieval mode), cycled until there are ``--cases`` of them, each
@@ -9,17 +10,23 @@ passage), wrong language (another case's reference), wrong passage (a cited sent
 non-relevant passage), uncited (a relevant sentence without citation). Reports:
 
 * cases/s of ``MetricRegistry.compute`` over all built-in metrics (first call included: models load),
+  per wall second and per CPU second of this process,
 * seconds per metric,
 * peak resident memory (ru_maxrss) before and after,
 * the ratio of the full metric set to a tight loop calling the libraries the metrics use (fastText /
   langid / lingua, sacrebleu BLEU and chrF, rouge-score) directly on the same texts, i.e. the
   harness's own overhead around them (tokenization, char 3-grams, token F1, citations, retrieval
   and support are pure Python of ours and are counted as overhead).
+
+``--dump PATH`` writes every metric value of every case (``repr`` of the float, so the file is
+bit-exact) and ``--check PATH`` compares against such a file: the check that an optimisation left
+the values unchanged. ``--quick`` skips the per-metric and library passes.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import resource
 import sys
@@ -43,11 +50,11 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def load_suites() -> list[Suite]:
+def load_suites(names: tuple[str, ...] = ("mirage-mini", "khmer-telecom")) -> list[Suite]:
     from pytest_mirage.suites.loader import load_suite
 
     suites = []
-    for name in ("mirage-mini", "khmer-telecom"):
+    for name in names:
         try:
             suites.append(load_suite(ROOT / "suites" / name))
         except Exception as exc:  # a suite being written may be incomplete: use the others
@@ -101,15 +108,20 @@ def make_samples(suites: list[Suite], n: int, seed: int = 0) -> list[Sample]:
 
 
 def clear_caches() -> None:
-    """Forget the per-text caches (tokens, detector outputs, passage units): the synthetic cases
-    repeat the suites' texts, real cases do not. Loaded models stay."""
+    """Forget the per-text caches (tokens, detector outputs, passage units, reference analyses): the
+    synthetic cases repeat the suites' texts, real cases do not. Loaded models stay."""
     from pytest_mirage.metrics import common, support
     from pytest_mirage.text import tokenize as tok
 
-    tok._tokens.cache_clear()
-    langid.distribution.cache_clear()
-    support._units.cache_clear()
-    common._strip.cache_clear()
+    for owner, name in ((tok, "_tokens"), (langid, "distribution"), (support, "_units"), (common, "_strip")):
+        fn = getattr(owner, name, None)
+        if fn is not None:
+            fn.cache_clear()
+    try:
+        from pytest_mirage.metrics import analysis
+    except ImportError:  # before the shared per-case analysis existed
+        return
+    analysis.clear_caches()
 
 
 def library_loop(samples: list[Sample]) -> float:
@@ -130,7 +142,7 @@ def library_loop(samples: list[Sample]) -> float:
                          [(r, " ".join(tokenize(r, s.case.lang))) for r in s.case.answers]))
     t0 = time.perf_counter()
     for lang, hyp, hyp_tok, refs in prepared:
-        for d in langid.DETECTOR_FOR.get(lang, ("fasttext",)):  # one detector call per answer
+        for d in langid.detectors_for(lang) or ("fasttext",):  # one detector call per answer
             langid.DETECTORS[d](hyp)
         for ref, ref_tok in refs:
             bleu.sentence_score(hyp_tok, [ref_tok])
@@ -139,12 +151,29 @@ def library_loop(samples: list[Sample]) -> float:
     return time.perf_counter() - t0
 
 
+def run_pass(reg: object, samples: list[Sample], names: list[str],
+             values: list[dict[str, float | None]] | None = None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process) of one metric pass, caches cleared per case."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    for s in samples:
+        clear_caches()
+        mv = reg.compute(s, names)  # type: ignore[attr-defined]
+        if values is not None:
+            values.append(dict(mv.values))
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", type=int, default=11195)
+    ap.add_argument("--quick", action="store_true", help="only the full-set passes")
+    ap.add_argument("--suites", default="mirage-mini,khmer-telecom",
+                    help="bundled suites to cycle (mirage-mini alone: the 18 MIRAGE languages, oracle mode)")
+    ap.add_argument("--dump", type=Path, help="write every value (repr) to this JSON file")
+    ap.add_argument("--check", type=Path, help="compare every value with this JSON file (bit-exact)")
     args = ap.parse_args()
     t_load = time.perf_counter()
-    suites = load_suites()
+    suites = load_suites(tuple(args.suites.split(",")))
     samples = make_samples(suites, args.cases)
     t_load = time.perf_counter() - t_load
     langs = sorted({s.case.lang for s in samples})
@@ -153,43 +182,46 @@ def main() -> None:
     reg = builtin_registry()
     names = [m.name for m in METRICS]
 
-    t0 = time.perf_counter()
-    nulls: dict[str, int] = defaultdict(int)
-    for s in samples:
-        clear_caches()
-        mv = reg.compute(s, names)
-        for k, v in mv.values.items():
-            nulls[k] += v is None
-    total = time.perf_counter() - t0
+    values: list[dict[str, float | None]] = []
+    wall, cpu = run_pass(reg, samples, names, values)
     peak = rss_mb()
-    print(f"full metric set ({len(names)} metrics): {total:.1f} s, {len(samples) / total:.0f} cases/s; "
-          f"peak RSS {peak:.0f} MB")
+    print(f"full metric set ({len(names)} metrics), first pass (models load): {wall:.1f} s wall, {cpu:.1f} s CPU; "
+          f"{len(samples) / wall:.0f} cases/s, {len(samples) / cpu:.0f} cases per CPU-second; peak RSS {peak:.0f} MB")
+    nulls: dict[str, int] = defaultdict(int)
+    for row in values:
+        for k, v in row.items():
+            nulls[k] += v is None
+    print("null counts: " + ", ".join(f"{k} {v}" for k, v in sorted(nulls.items()) if v))
+    table = [{k: (None if v is None else repr(v)) for k, v in row.items()} for row in values]
+    if args.dump:
+        args.dump.write_text(json.dumps(table), encoding="utf-8")
+        print(f"values written to {args.dump}")
+    if args.check:
+        expected = json.loads(args.check.read_text(encoding="utf-8"))
+        diffs = [(i, k, e.get(k), row.get(k)) for i, (e, row) in enumerate(zip(expected[:len(table)], table, strict=True))
+                 for k in sorted(set(e) | set(row)) if e.get(k) != row.get(k)]
+        by_metric: dict[str, int] = defaultdict(int)
+        for _, k, _, _ in diffs:
+            by_metric[k] += 1
+        print(f"check against {args.check}: {len(diffs)} differing values "
+              + (", ".join(f"{k} {n}" for k, n in sorted(by_metric.items())) if diffs else "(bit-identical)"))
+        for d in diffs[:10]:
+            print("  case", d)
 
+    wall, cpu = run_pass(reg, samples, names)
+    print(f"warm full set: {wall:.1f} s wall ({len(samples) / wall:.0f} cases/s), {cpu:.1f} s CPU "
+          f"({len(samples) / cpu:.0f} cases per CPU-second, {1000 * cpu / len(samples):.2f} ms per case)")
+    if args.quick:
+        return
     per_metric = {}
     for name in names:
-        t = time.perf_counter()
-        for s in samples:
-            clear_caches()
-            reg.compute(s, [name])
-        per_metric[name] = time.perf_counter() - t
-    print("seconds per metric (each alone, caches cleared per case): " +
+        per_metric[name] = run_pass(reg, samples, [name])[1]
+    print("CPU seconds per metric (each alone, caches cleared per case): " +
           ", ".join(f"{k} {v:.2f}" for k, v in sorted(per_metric.items(), key=lambda kv: -kv[1])))
-    print("null counts: " + ", ".join(f"{k} {v}" for k, v in sorted(nulls.items()) if v))
-
-    t_again = time.perf_counter()
-    for s in samples:
-        clear_caches()
-        reg.compute(s, names)
-    warm = time.perf_counter() - t_again
     backed = ["language_match", "english_share", "bleu", "chrf", "rouge_l"]
-    t_backed = time.perf_counter()
-    for s in samples:
-        clear_caches()
-        reg.compute(s, backed)
-    t_backed = time.perf_counter() - t_backed
+    t_backed = run_pass(reg, samples, backed)[0]
     lib = library_loop(samples)
-    print(f"warm full set {warm:.1f} s ({len(samples) / warm:.0f} cases/s); libraries alone {lib:.1f} s; "
-          f"ratio full set / libraries {warm / lib:.2f}")
+    print(f"libraries alone {lib:.1f} s; ratio full set / libraries {wall / lib:.2f}")
     print(f"library-backed metrics ({', '.join(backed)}) {t_backed:.1f} s: ratio to the libraries alone "
           f"{t_backed / lib:.2f}")
 

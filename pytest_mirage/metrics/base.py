@@ -1,10 +1,15 @@
-"""Metric protocol and registry. Metrics are pure functions of one :class:`Sample`."""
+"""Metric protocol and registry. Metrics are pure functions of one :class:`Sample`.
+
+The built-in metrics live in :mod:`.builtin`, which imports this module and registers them here
+(:func:`register_builtin`); this module never imports it.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import ConfigError, MetricError, did_you_mean
 from ..models.base import Answer
@@ -20,7 +25,10 @@ class Sample:
     """Everything a metric may look at for one case and one model.
 
     ``context`` is what the generator saw: the case passages (oracle mode) or the retrieved chunks
-    (retrieval mode). ``k`` is the cut-off of retrieval metrics.
+    (retrieval mode). ``k`` is the cut-off of retrieval metrics. ``scoring`` selects the
+    definitions of the citation and language metrics: ``"default"`` (the robust parser and the
+    calibrated language decision) or ``"mirage"`` (MIRAGE-Bench's evaluation code reproduced; see
+    :mod:`pytest_mirage.metrics.mirage` and ``docs/metrics.md``).
     """
 
     case: Case
@@ -28,10 +36,18 @@ class Sample:
     context: tuple[Passage, ...]
     k: int = 3
     mode: str = "oracle"
+    scoring: str = "default"
+    # per-sample memo of the text analysis every metric shares (metrics.analysis); not a value field
+    _memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
-    @property
-    def context_by_id(self) -> dict[str, Passage]:
-        return {p.id: p for p in self.context}
+    def __post_init__(self) -> None:
+        if self.scoring not in SCORINGS:
+            raise ConfigError(f"scoring={self.scoring!r} for case {self.case.id!r}: expected one of "
+                              f"{', '.join(repr(x) for x in SCORINGS)} ('mirage' reproduces MIRAGE-Bench's "
+                              "evaluation code)")
+
+
+SCORINGS: tuple[str, ...] = ("default", "mirage")
 
 
 MetricFn = Callable[[Sample], float]
@@ -100,6 +116,12 @@ class MetricRegistry:
         return [n for n in names if self[n].scope == "case"]
 
     def compute(self, sample: Sample, names: Iterable[str]) -> MetricValues:
+        try:
+            return self._compute(sample, names)
+        finally:
+            sample._memo.clear()  # the shared analysis lives for one compute call, not with the sample
+
+    def _compute(self, sample: Sample, names: Iterable[str]) -> MetricValues:
         values: dict[str, float | None] = {}
         reasons: dict[str, str] = {}
         for name in names:
@@ -122,29 +144,20 @@ class MetricRegistry:
         return MetricValues(values, reasons)
 
 
-def builtin_registry() -> MetricRegistry:
-    """A registry holding all built-in metrics."""
-    from . import builtin
+# The built-in metrics, filled by .builtin when it is imported. The package pytest_mirage.metrics
+# imports .builtin, and Python imports the package before any of its modules, so the list is filled
+# whenever this module can be imported; this module never imports .builtin (no import cycle).
+_BUILTIN_METRICS: list[Metric] = []
 
+
+def register_builtin(metrics: Iterable[Metric]) -> None:
+    """Add ``metrics`` to the built-in set (called once, by :mod:`.builtin`)."""
+    _BUILTIN_METRICS.extend(metrics)
+
+
+def builtin_registry() -> MetricRegistry:
+    """A registry holding all built-in metrics (defined in :mod:`pytest_mirage.metrics.builtin`)."""
     reg = MetricRegistry()
-    for m in builtin.METRICS:
-        reg.register(m)
-    for m in MODEL_METRICS:
+    for m in _BUILTIN_METRICS:
         reg.register(m)
     return reg
-
-
-def _model_level(sample: Sample) -> float:
-    raise NotApplicable("a model-level metric: computed once per suite x language x model at session end")
-
-
-# Model-level metrics from the surrogate judge (MIRAGE §4.3), usable in gates: "surrogate_rank <= 3".
-MODEL_METRICS = (
-    Metric("surrogate_score", _model_level, True, "Surrogate-judge predicted Bradley-Terry strength of the model "
-           "from its mean heuristic features (a trained surrogate must exist next to the suite)",
-           "MIRAGE-Bench §4.3", default=False, scope="model"),
-    Metric("surrogate_rank", _model_level, False, "Rank of the model among the surrogate's training models plus "
-           "the models under test (1 = best)", "MIRAGE-Bench §4.3", default=False, scope="model"),
-)
-
-

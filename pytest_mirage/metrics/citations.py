@@ -1,7 +1,10 @@
 """Citation metrics (MIRAGE-Bench §4.1 and Appendix A) with trec_eval semantics.
 
-The "run" of a case is the ids the answer cites, in order of first appearance (rank 1 = first
-cited). An answer that cites nothing has an empty run: recall and MAP are 0, as in trec_eval.
+Default scoring: the "run" of a case is the ids the answer cites (as parsed by
+:func:`pytest_mirage.prompts.find_citations` from the whole output), in order of first appearance
+(rank 1 = first cited). ``scoring="mirage"``: the run MIRAGE-Bench's evaluation code builds
+(:func:`pytest_mirage.metrics.mirage.citation_run`: first paragraphs of Reason and Answer, ranked by
+last occurrence). An answer that cites nothing has an empty run: recall and MAP are 0, as in trec_eval.
 """
 
 from __future__ import annotations
@@ -39,24 +42,33 @@ def _relevant(s: Sample) -> tuple[str, ...]:
 
 
 def _run(s: Sample) -> list[str]:
+    if s.scoring == "mirage":
+        from .mirage import citation_run, judged_ids
+
+        return citation_run(s.answer.output, judged_ids(s))
     if s.answer.citations is None:
         raise NotApplicable("the answer carries no citation data")
     return list(dict.fromkeys(s.answer.citations))  # order of first appearance
 
 
 def _all_cited(s: Sample) -> list[str]:
-    """Every distinct cited token: parsed ids and the tokens that named no passage."""
-    return list(dict.fromkeys([*_run(s), *s.answer.invalid_citations]))
+    """Every distinct cited token: parsed ids and the tokens that named no passage (the robust
+    parser's, whatever the scoring: MIRAGE-Bench has no citation precision)."""
+    if s.answer.citations is None:
+        raise NotApplicable("the answer carries no citation data")
+    return list(dict.fromkeys([*s.answer.citations, *s.answer.invalid_citations]))
 
 
 def citation_recall(s: Sample) -> float:
     """Recall@10 of the cited ids against the case's relevant ids (trec_eval ``recall_10``)."""
-    return recall_at(_run(s), _relevant(s), CITATION_CUTOFF)
+    relevant = _relevant(s)
+    return recall_at(_run(s), relevant, CITATION_CUTOFF)
 
 
 def citation_map(s: Sample) -> float:
     """MAP@10 of the cited ids in order of first appearance (trec_eval ``map_cut_10``)."""
-    return average_precision_at(_run(s), _relevant(s), CITATION_CUTOFF)
+    relevant = _relevant(s)
+    return average_precision_at(_run(s), relevant, CITATION_CUTOFF)
 
 
 def citation_precision(s: Sample) -> float:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from ..errors import MetricError
-from ..prompts import parse_output, strip_citations
 from ..text.tokenize import tokenize
+from .analysis import of
 from .base import NotApplicable, Sample
 
 
@@ -19,17 +17,12 @@ def clamp01(value: float) -> float:
 
 def raw_answer(s: Sample) -> str:
     """The answer part of the output (``##Answer:`` section when the model used the format)."""
-    return s.answer.answer if s.answer.answer is not None else parse_output(s.answer.output, ()).answer
+    return of(s).raw
 
 
 def answer_text(s: Sample) -> str:
     """:func:`raw_answer` without citation markers."""
-    return _strip(raw_answer(s))
-
-
-@lru_cache(maxsize=256)
-def _strip(text: str) -> str:
-    return strip_citations(text).strip()
+    return of(s).text
 
 
 def references(s: Sample) -> tuple[str, ...]:

@@ -1,7 +1,10 @@
-"""Answer language: ``language_match`` (MIRAGE-Bench §4.1) and ``english_share``.
+"""Answer language: ``language_match`` (the feature of MIRAGE-Bench §4.1) and ``english_share``.
 
-Both score the answer text without citation markers and format labels; see
-:mod:`pytest_mirage.text.langid` for the detectors, the script checks and the short-answer rule.
+Default scoring: both read one assessment of the answer text (citation markers and format labels
+removed): ``language_match`` is a calibrated score whose decision boundary is 0.5 and
+``english_share`` the English share of the running text; see :mod:`pytest_mirage.text.langid` for
+the mixed-text policy, the calibrated detection and the short-answer rule. ``scoring="mirage"``:
+MIRAGE-Bench's own definitions (:mod:`pytest_mirage.metrics.mirage`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,12 @@ def _text(s: Sample) -> str:
 
 
 def language_match(s: Sample) -> float:
-    """Probability that the answer is written in the case's language."""
+    """Calibrated score that the answer is written in the case's language (>= 0.5: it is; mixed
+    text passes when the target language carries at least 2/3 of the running text)."""
+    if s.scoring == "mirage":
+        from . import mirage
+
+        return mirage.language_match(s)
     try:
         return language_probability(_text(s), s.case.lang)
     except Undetermined as exc:
@@ -27,8 +35,12 @@ def language_match(s: Sample) -> float:
 
 
 def english_share(s: Sample) -> float:
-    """Probability that the answer is in English although the case's language is not (lower is
+    """Share of the answer's running text in English although the case's language is not (lower is
     better: English is what models fall back to)."""
+    if s.scoring == "mirage":
+        from . import mirage
+
+        return mirage.english_share(s)
     try:
         return english_probability(_text(s), s.case.lang)
     except Undetermined as exc:

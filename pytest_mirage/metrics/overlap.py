@@ -9,17 +9,17 @@ raise ``NotApplicable`` when the case has no reference answer.
 
 from __future__ import annotations
 
-import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-import regex  # type: ignore[import-untyped]
+from rapidfuzz.distance import LCSseq
 
-from ..text.tokenize import UNIT_CLASS, normalize, tokenize
+from .analysis import TextAnalysis, matches, of, reference
+from .analysis import char3_grams as analysis_char3_grams
 from .base import Sample
-from .common import answer_text, clamp01, references
+from .common import clamp01, references
 
 # ---------------------------------------------------------------- BLEU / chrF (sacrebleu)
 
@@ -39,61 +39,73 @@ def _chrf() -> Any:
     return CHRF()
 
 
+def _bleu_of(hyp: TextAnalysis, ref: TextAnalysis) -> float:
+    # sacrebleu's sentence statistics [hyp_len, ref_len, correct 1..4, total 1..4] from our counts;
+    # the score formula (smoothing, brevity penalty) is sacrebleu's own
+    correct = [matches(h, r) for h, r in zip(hyp.word_ngrams, ref.word_ngrams, strict=True)]
+    total = [h.total() for h in hyp.word_ngrams]
+    stats = [len(hyp.tokens), len(ref.tokens), *correct, *total]
+    return float(_bleu()._compute_score_from_stats(stats).score)
+
+
+def _chrf_of(hyp: TextAnalysis, ref: TextAnalysis) -> float:
+    # sacrebleu's [hyp, ref, match] statistics per character order; its F-score formula
+    stats: list[int] = []
+    for h, r in zip(hyp.char_ngrams, ref.char_ngrams, strict=True):
+        stats += [h.total() if r else 0, r.total(), matches(h, r)]
+    return float(_chrf()._compute_f_score(stats))
+
+
+def _hyp(hypothesis: str, lang: str) -> TextAnalysis:
+    return TextAnalysis(hypothesis, lang, hypothesis=True)
+
+
 def bleu_score(hypothesis: str, refs: Sequence[str], lang: str) -> float:
     """Sentence BLEU/100 (sacrebleu: 4-grams, exponential smoothing, effective order) over the
     language's tokens; max over references."""
-    hyp = " ".join(tokenize(hypothesis, lang))
-    best = max(float(_bleu().sentence_score(hyp, [" ".join(tokenize(r, lang))]).score) for r in refs)
+    return _bleu_max(_hyp(hypothesis, lang), refs, lang)
+
+
+def _bleu_max(hyp: TextAnalysis, refs: Sequence[str], lang: str) -> float:
+    best = max(_bleu_of(hyp, reference(r, lang)) for r in refs)
     return clamp01(best / 100.0)  # sacrebleu's exact match is 100.00000000000004
 
 
 def chrf_score(hypothesis: str, refs: Sequence[str], lang: str) -> float:
     """chrF/100 (sacrebleu defaults: character 6-grams, beta 2, spaces ignored) on normalized text;
     max over references."""
-    hyp = normalize(hypothesis, lang)
-    return clamp01(max(float(_chrf().sentence_score(hyp, [normalize(r, lang)]).score) for r in refs) / 100.0)
+    return _chrf_max(_hyp(hypothesis, lang), refs, lang)
+
+
+def _chrf_max(hyp: TextAnalysis, refs: Sequence[str], lang: str) -> float:
+    return clamp01(max(_chrf_of(hyp, reference(r, lang)) for r in refs) / 100.0)
 
 
 # ---------------------------------------------------------------- ROUGE-L (rouge-score)
 
 
-class _Tokenizer:
-    """rouge-score tokenizer interface over our tokenizer (its default keeps only [a-z0-9])."""
-
-    def __init__(self, lang: str) -> None:
-        self.lang = lang
-
-    def tokenize(self, text: str) -> list[str]:
-        return tokenize(text, self.lang)
-
-
-@lru_cache(maxsize=64)
-def _rouge(lang: str) -> Any:
-    from rouge_score import rouge_scorer  # type: ignore[import-untyped]
-
-    return rouge_scorer.RougeScorer(["rougeL"], tokenizer=_Tokenizer(lang))
+def _rouge_l_of(hyp: Sequence[str], ref: Sequence[str]) -> float:
+    # rouge-score's _score_lcs with the LCS length from rapidfuzz (C++), same float operations
+    if not ref or not hyp:
+        return 0.0
+    lcs = LCSseq.similarity(ref, hyp)
+    precision = lcs / len(hyp)
+    recall = lcs / len(ref)
+    return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
 
 
 def rouge_l_score(hypothesis: str, refs: Sequence[str], lang: str) -> float:
-    """ROUGE-L F-measure (Lin 2004; rouge-score) over the language's tokens; max over references."""
-    scorer = _rouge(lang)
-    return clamp01(max(float(scorer.score(r, hypothesis)["rougeL"].fmeasure) for r in refs))
+    """ROUGE-L F-measure (Lin 2004; rouge-score's definition) over the language's tokens; max over
+    references. The longest common subsequence comes from rapidfuzz (equal to rouge-score's table,
+    tested)."""
+    return _rouge_max(_hyp(hypothesis, lang), refs, lang)
+
+
+def _rouge_max(hyp: TextAnalysis, refs: Sequence[str], lang: str) -> float:
+    return clamp01(max(_rouge_l_of(hyp.tokens, reference(r, lang).tokens) for r in refs))
 
 
 # ---------------------------------------------------------------- character 3-gram recall
-
-_SEGMENT_RE = regex.compile(rf"(?P<ns>[{UNIT_CLASS}][{UNIT_CLASS}\p{{M}}]*)|(?P<other>[^{UNIT_CLASS}]+)")
-_UNIT_RE = regex.compile(rf"[{UNIT_CLASS}]\p{{M}}*")
-
-
-def _strip_punctuation(text: str) -> str:
-    return "".join(ch for ch in text if unicodedata.category(ch)[0] not in "PS")
-
-
-def _grams(units: Sequence[str]) -> list[str]:
-    if len(units) < 3:
-        return ["".join(units)]
-    return ["".join(units[i:i + 3]) for i in range(len(units) - 2)]
 
 
 def char3_grams(text: str, lang: str, *, hypothesis: bool = False, variant: bool = True) -> Counter[str]:
@@ -109,50 +121,42 @@ def char3_grams(text: str, lang: str, *, hypothesis: bool = False, variant: bool
     consonant), and the hypothesis also contributes the 1- and 2-unit grams of such runs, so that a
     short reference ("北京", kept whole as one gram) is found inside a longer answer ("首都是北京").
     """
-    grams: Counter[str] = Counter()
-    for word in _strip_punctuation(normalize(text, lang)).split():
-        if not variant:
-            grams.update(_grams(list(word)))
-            continue
-        for m in _SEGMENT_RE.finditer(word):
-            if m.lastgroup == "other":
-                grams.update(_grams(list(m.group())))
-                continue
-            units = _UNIT_RE.findall(m.group())
-            grams.update(_grams(units))
-            if hypothesis:
-                for n in (1, 2):
-                    if n < len(units):
-                        grams.update("".join(units[i:i + n]) for i in range(len(units) - n + 1))
-    return grams
+    return analysis_char3_grams(text, lang, hypothesis=hypothesis, variant=variant)
+
+
+def _char3_recall(hyp: Counter[str], refs: Sequence[Counter[str]]) -> float:
+    best = 0.0
+    for r in refs:
+        if r:
+            best = max(best, matches(hyp, r) / r.total())
+    return clamp01(best)
 
 
 def char3_recall_score(hypothesis: str, refs: Sequence[str], lang: str, *, variant: bool = True) -> float:
     """Share of the reference's character 3-grams found in the hypothesis (multiset overlap);
     max over references (QTT-RAG, after Chirkova et al. 2024)."""
-    hyp = char3_grams(hypothesis, lang, hypothesis=True, variant=variant)
-    best = 0.0
-    for ref in refs:
-        r = char3_grams(ref, lang, variant=variant)
-        if r:
-            best = max(best, sum((hyp & r).values()) / sum(r.values()))
-    return clamp01(best)
+    if not variant:
+        return _char3_recall(char3_grams(hypothesis, lang, hypothesis=True, variant=False),
+                             [char3_grams(r, lang, variant=False) for r in refs])
+    return _char3_recall(_hyp(hypothesis, lang).char3, [reference(r, lang).char3 for r in refs])
 
 
 # ---------------------------------------------------------------- token F1
 
 
-def token_f1_score(hypothesis: str, refs: Sequence[str], lang: str) -> float:
-    """Bag-of-tokens F1 (SQuAD answer F1) over the language's tokens; max over references."""
-    hyp = Counter(tokenize(hypothesis, lang))
+def _token_f1(hyp: Counter[str], refs: Sequence[Counter[str]]) -> float:
     best = 0.0
-    for ref in refs:
-        r = Counter(tokenize(ref, lang))
-        common = sum((hyp & r).values())
+    for r in refs:
+        common = matches(hyp, r)
         if common:
-            p, rec = common / sum(hyp.values()), common / sum(r.values())
+            p, rec = common / hyp.total(), common / r.total()
             best = max(best, 2 * p * rec / (p + rec))
     return clamp01(best)
+
+
+def token_f1_score(hypothesis: str, refs: Sequence[str], lang: str) -> float:
+    """Bag-of-tokens F1 (SQuAD answer F1) over the language's tokens; max over references."""
+    return _token_f1(_hyp(hypothesis, lang).token_counts, [reference(r, lang).token_counts for r in refs])
 
 
 # ---------------------------------------------------------------- Sample-level metrics
@@ -160,24 +164,29 @@ def token_f1_score(hypothesis: str, refs: Sequence[str], lang: str) -> float:
 
 def bleu(s: Sample) -> float:
     """Sentence BLEU/100 against the reference answers (max), on the language's tokens."""
-    return bleu_score(answer_text(s), references(s), s.case.lang)
+    refs = references(s)
+    return _bleu_max(of(s).overlap, refs, s.case.lang)
 
 
 def chrf(s: Sample) -> float:
     """chrF/100 against the reference answers (max)."""
-    return chrf_score(answer_text(s), references(s), s.case.lang)
+    refs = references(s)
+    return _chrf_max(of(s).overlap, refs, s.case.lang)
 
 
 def rouge_l(s: Sample) -> float:
     """ROUGE-L F-measure against the reference answers (max), on the language's tokens."""
-    return rouge_l_score(answer_text(s), references(s), s.case.lang)
+    refs = references(s)
+    return _rouge_max(of(s).overlap, refs, s.case.lang)
 
 
 def char3_recall(s: Sample) -> float:
     """Character 3-gram recall of the reference answers (QTT-RAG; max over references)."""
-    return char3_recall_score(answer_text(s), references(s), s.case.lang)
+    refs = references(s)
+    return _char3_recall(of(s).overlap.char3, [reference(r, s.case.lang).char3 for r in refs])
 
 
 def token_f1(s: Sample) -> float:
     """Token F1 against the reference answers (max), on the language's tokens."""
-    return token_f1_score(answer_text(s), references(s), s.case.lang)
+    refs = references(s)
+    return _token_f1(of(s).overlap.token_counts, [reference(r, s.case.lang).token_counts for r in refs])

@@ -24,9 +24,9 @@ from functools import lru_cache
 
 from ..prompts import find_citations, strip_citations
 from ..suites.model import Passage
-from ..text.tokenize import content_units, split_sentences
+from ..text.tokenize import content_units, has_content_unit, normalize, split_sentences
+from .analysis import PER_TEXT_CACHES, of
 from .base import Metric, NotApplicable, Sample
-from .common import raw_answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,15 +44,32 @@ def _units(text: str, lang: str) -> frozenset[str]:
     return frozenset(content_units(text, lang))
 
 
-def _passage_units(p: Passage, lang: str) -> frozenset[str]:
-    return _units(f"{p.title}\n{p.text}" if p.title else p.text, lang)
+PER_TEXT_CACHES.append(_units)
+
+
+def _passage_text(p: Passage) -> str:
+    return f"{p.title}\n{p.text}" if p.title else p.text
 
 
 def sentence_support(answer: str, passages: Sequence[Passage], lang: str) -> list[SentenceSupport]:
-    """Coverage of every sentence of ``answer`` (raw, with citation markers) that has content."""
+    """Coverage of every sentence of ``answer`` (raw, with citation markers) that has content.
+
+    A sentence's few units are looked up in its evidence (the normalised passages joined by newlines,
+    which no unit spans) with :func:`has_content_unit`, instead of building the unit sets of whole
+    passages: the same coverage, at a fraction of the cost on long passages."""
     ids = [p.id for p in passages]
     by_id = {p.id: p for p in passages}
-    all_units: frozenset[str] | None = None
+    normalized: dict[str, str] = {}
+    evidence: dict[tuple[str, ...], tuple[str, dict[str, frozenset[str]]]] = {}
+
+    def evidence_of(chosen: tuple[str, ...]) -> tuple[str, dict[str, frozenset[str]]]:
+        if chosen not in evidence:
+            for c in chosen:
+                if c not in normalized:
+                    normalized[c] = normalize(_passage_text(by_id[c]), lang)
+            evidence[chosen] = ("\n".join(normalized[c] for c in chosen), {})
+        return evidence[chosen]
+
     out: list[SentenceSupport] = []
     for sentence in split_sentences(answer, lang):
         text = strip_citations(sentence).strip()
@@ -60,22 +77,22 @@ def sentence_support(answer: str, passages: Sequence[Passage], lang: str) -> lis
         if not units:
             continue
         cited, invalid = find_citations(sentence, ids)
-        if cited:
-            evidence: frozenset[str] = frozenset().union(*(_passage_units(by_id[c], lang) for c in cited))
-        elif invalid:
-            evidence = frozenset()
+        if cited or not invalid:
+            ev, memo = evidence_of(tuple(cited) if cited else tuple(ids))
+            covered = sum(has_content_unit(u, ev, memo) for u in units)
         else:
-            if all_units is None:
-                all_units = frozenset().union(*(_passage_units(p, lang) for p in passages))
-            evidence = all_units
-        out.append(SentenceSupport(text, tuple(cited), tuple(invalid), len(units & evidence) / len(units)))
+            covered = 0  # it cites only ids that name no passage: nothing supports it
+        out.append(SentenceSupport(text, tuple(cited), tuple(invalid), covered / len(units)))
     return out
 
 
 def _sentences(s: Sample) -> list[SentenceSupport]:
     if not s.context:
         raise NotApplicable("the generator saw no passages to support the answer")
-    sents = sentence_support(raw_answer(s), s.context, s.case.lang)
+    memo = of(s).extra  # computed once for support_lexical, _uncited and faithfulness
+    if "sentences" not in memo:
+        memo["sentences"] = sentence_support(of(s).raw, s.context, s.case.lang)
+    sents: list[SentenceSupport] = memo["sentences"]
     if not sents:
         raise NotApplicable("the answer has no words to check")
     return sents

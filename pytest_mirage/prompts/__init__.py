@@ -122,19 +122,31 @@ def _looks_like_citation(tok: str) -> bool:
     return len(tok) <= 64 and " " not in tok
 
 
-_MARKER_RE = re.compile(r"\[[^\[\]\n]{1,400}\]")
-_SPACE_BEFORE_PUNCT_RE = re.compile(r"(?<![ \t])[ \t]+(?=[.,;:!?。、)]|$)", re.M)
-_SPACES_RE = re.compile(r"[ \t]{2,}")
+# a run of citation markers with the blanks before and between them; what follows decides what the
+# blanks become (see strip_citations)
+_MARKER_RUN_RE = re.compile(r"[ \t]*\[[^\[\]\n]{1,400}\](?:[ \t]*\[[^\[\]\n]{1,400}\])*")
+# after a marker, these close the sentence or clause: the blanks the marker left before them go
+_CLOSING = frozenset(".,;:!?。、)")
+
+
+def _marker_gap(m: re.Match[str]) -> str:
+    text, end = m.string, m.end()
+    nxt = text[end] if end < len(text) else "\n"
+    if nxt in _CLOSING or nxt.isspace():
+        return ""  # "Paris [a]." -> "Paris."; "Paris [a] is" -> "Paris is" (the blank after stays)
+    # a word follows: keep one blank if there was one before the marker ("Paris [a]is" -> "Paris is"),
+    # none if there was none (Chinese and Japanese: "東京[a]です" -> "東京です")
+    return " " if m.group()[:1] in " \t" else ""
 
 
 def strip_citations(text: str) -> str:
     """Remove ``[...]`` citation markers (for language ID and lexical metrics).
 
-    Linear in the text length (no backtracking over long whitespace runs): markers go first, then
-    the blanks they leave before punctuation and doubled blanks."""
-    out = _MARKER_RE.sub("", text.translate(_BRACKETS))
-    out = _SPACE_BEFORE_PUNCT_RE.sub("", out)
-    return _SPACES_RE.sub(" ", out)
+    Only the blanks a marker leaves behind are removed: those before a marker that ends a clause
+    (``Paris [a].`` -> ``Paris.``) or that stands before a blank; every other character of the text
+    is kept, so a space the writer put before ``?`` (``Siapa dia ?``, French ``Qui ?``) stays.
+    Linear in the text length."""
+    return _MARKER_RUN_RE.sub(_marker_gap, text.translate(_BRACKETS))
 
 
 def parse_output(text: str, passage_ids: Sequence[str], other_ids: Collection[str] = ()) -> ParsedOutput:

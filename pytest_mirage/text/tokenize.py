@@ -87,10 +87,18 @@ def tokenize(text: str, lang: str) -> list[str]:
     return list(_tokens(text, lang))
 
 
+# _TOKEN_RE without its named groups: findall then returns the tokens themselves (no match objects)
+_TOKEN_FLAT_RE = regex.compile(
+    rf"[{UNIT_CLASS}]\p{{M}}*"
+    rf"|[[\p{{L}}\p{{N}}]--[{UNIT_CLASS}]][[\p{{L}}\p{{N}}\p{{M}}]--[{UNIT_CLASS}]]*",
+    regex.V1,
+)
+
+
 @lru_cache(maxsize=4096)
 def _tokens(text: str, lang: str) -> tuple[str, ...]:
     # every lexical metric tokenizes the same answer and references: tokenize once
-    return tuple(m.group() for m in _TOKEN_RE.finditer(normalize(text, lang)))
+    return tuple(_TOKEN_FLAT_RE.findall(normalize(text, lang)))
 
 
 def token_runs(text: str, lang: str) -> list[list[str]]:
@@ -122,8 +130,12 @@ def content_units(text: str, lang: str) -> set[str]:
     scripts; adjacent pairs of character units inside runs of space-less scripts and of Hangul
     (a single Han, Thai or Hangul character occurs in almost any passage; pairs approximate words). A run of one unit is kept
     as is. Equal to the pairs of :func:`token_runs`, computed without per-token Python work."""
+    return _normalized_units(normalize(text, lang))
+
+
+def _normalized_units(normalized: str) -> set[str]:
     out: set[str] = set()
-    for run, word in _RUN_RE.findall(normalize(text, lang)):
+    for run, word in _RUN_RE.findall(normalized):
         if word:
             out.add(word)
             continue
@@ -133,6 +145,38 @@ def content_units(text: str, lang: str) -> set[str]:
         else:
             out.update(map(str.__add__, units, units[1:]))
     return out
+
+
+# no unit spans one of these (characters outside letters, marks, digits and the unit scripts, whose
+# punctuation, e.g. Khmer "។", is a unit of its run)
+_SEPARATOR = regex.compile(rf"[^\p{{L}}\p{{N}}\p{{M}}{UNIT_CLASS}]")
+_SEPARATOR_BACK = regex.compile(rf"[^\p{{L}}\p{{N}}\p{{M}}{UNIT_CLASS}]", regex.REVERSE)
+
+
+def has_content_unit(unit: str, normalized: str, memo: dict[str, frozenset[str]] | None = None) -> bool:
+    """``unit in content_units(text, lang)`` where ``normalized == normalize(text, lang)``, without
+    computing the units of the whole text. No unit spans a separator (a character that is not a
+    letter, mark, digit or character of a unit script), so ``unit`` is a content unit of the text exactly when it is one of the
+    separator-delimited chunk around one of its occurrences; only those chunks are analysed (``memo``
+    keeps their units between calls on the same text). Coverage checks of a sentence's few units
+    against long passages use this instead of building the passages' unit sets."""
+    if not unit:
+        return False
+    start = normalized.find(unit)
+    while start != -1:
+        end = start + len(unit)
+        before = _SEPARATOR_BACK.search(normalized, 0, start)
+        after = _SEPARATOR.search(normalized, end)
+        chunk = normalized[before.end() if before else 0:after.start() if after else len(normalized)]
+        units = memo.get(chunk) if memo is not None else None
+        if units is None:
+            units = frozenset(_normalized_units(chunk))
+            if memo is not None:
+                memo[chunk] = units
+        if unit in units:
+            return True
+        start = normalized.find(unit, start + 1)
+    return False
 
 
 # ---------------------------------------------------------------- sentences

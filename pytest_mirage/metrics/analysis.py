@@ -1,0 +1,192 @@
+"""The text analysis the metrics share: every text is cleaned, normalised and tokenised once per case.
+
+:func:`of` returns the :class:`AnswerAnalysis` of a sample (memoised on the sample, computed lazily:
+a metric set that needs no tokens never tokenises). :func:`reference` returns the analysis of a
+reference answer (memoised per text and language: the same references are scored for every model).
+Metrics read these instead of calling the tokenizer, the normaliser or the cleaning code themselves,
+so a full metric pass analyses each text once, whatever the number of metrics that read it.
+
+The n-gram statistics are integers; the float formulas that turn them into BLEU and chrF are
+sacrebleu's own (``BLEU._compute_score_from_stats``, ``CHRF._compute_f_score``), so the values are
+those of sacrebleu's ``sentence_score`` on the same input, bit for bit (tested).
+"""
+
+from __future__ import annotations
+
+import sys
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from functools import cache, cached_property, lru_cache
+from typing import Any
+
+import regex  # type: ignore[import-untyped]
+
+from ..prompts import parse_output, strip_citations
+from ..text.tokenize import UNIT_CLASS, _tokens, normalize
+from .base import Sample
+
+BLEU_ORDER = 4  # sacrebleu's default max n-gram order
+CHRF_ORDER = 6  # sacrebleu's default character order (chrF, beta 2, no word n-grams)
+
+
+# ---------------------------------------------------------------- n-gram statistics
+
+
+def word_ngrams(tokens: Sequence[str], max_order: int = BLEU_ORDER) -> list[Counter[tuple[str, ...]]]:
+    """Counts of the 1..``max_order``-grams of ``tokens``, one Counter per order."""
+    out: list[Counter[tuple[str, ...]]] = [Counter(zip(tokens))]  # 1-grams as 1-tuples
+    for n in range(2, max_order + 1):
+        out.append(Counter(zip(*(tokens[i:] for i in range(n)), strict=False)))
+    return out
+
+
+def char_ngrams(text: str, max_order: int = CHRF_ORDER) -> list[Counter[str]]:
+    """Counts of the character 1..``max_order``-grams of ``text`` without its whitespace (as
+    sacrebleu's chrF reads it), one Counter per order."""
+    line = "".join(text.split())
+    out: list[Counter[str]] = [Counter(line)]
+    grams = list(line)
+    for n in range(2, max_order + 1):  # the n-grams: each (n-1)-gram extended by the next character
+        grams = list(map(str.__add__, grams, line[n - 1:]))
+        out.append(Counter(grams))
+    return out
+
+
+def matches(hyp: Counter[str] | Counter[tuple[str, ...]], ref: Counter[str] | Counter[tuple[str, ...]]) -> int:
+    """Clipped n-gram matches: the size of the multiset intersection of ``hyp`` and ``ref``."""
+    if len(ref) < len(hyp):
+        hyp, ref = ref, hyp
+    get = ref.get
+    total = 0
+    for gram, count in hyp.items():
+        other = get(gram)  # type: ignore[arg-type]
+        if other:
+            total += count if count < other else other
+    return total
+
+
+# ---------------------------------------------------------------- character 3-grams (QTT-RAG)
+
+_SEGMENT_RE = regex.compile(rf"(?P<ns>[{UNIT_CLASS}][{UNIT_CLASS}\p{{M}}]*)|(?P<other>[^{UNIT_CLASS}]+)")
+_UNIT_RE = regex.compile(rf"[{UNIT_CLASS}]\p{{M}}*")
+
+
+@cache
+def _punct_table() -> dict[int, None]:
+    # unicodedata's categories (not the regex module's, whose Unicode version may be newer)
+    return dict.fromkeys(cp for cp in range(sys.maxunicode + 1) if unicodedata.category(chr(cp))[0] in "PS")
+
+
+def _add_grams(grams: Counter[str], units: Sequence[str]) -> None:
+    if len(units) < 3:
+        grams["".join(units)] += 1
+    else:
+        grams.update(map("".join, zip(units, units[1:], units[2:], strict=False)))
+
+
+def char3_grams(text: str, lang: str, *, hypothesis: bool = False, variant: bool = True) -> Counter[str]:
+    """Character 3-grams of ``text`` as QTT-RAG counts them (see
+    :func:`pytest_mirage.metrics.overlap.char3_grams` for the definition)."""
+    grams: Counter[str] = Counter()
+    for word in normalize(text, lang).translate(_punct_table()).split():
+        if not variant:
+            _add_grams(grams, word)
+            continue
+        for m in _SEGMENT_RE.finditer(word):
+            if m.lastgroup == "other":
+                _add_grams(grams, m.group())
+                continue
+            units = _UNIT_RE.findall(m.group())
+            _add_grams(grams, units)
+            if hypothesis and len(units) > 1:
+                grams.update(units)
+                if len(units) > 2:
+                    grams.update(map(str.__add__, units, units[1:]))
+    return grams
+
+
+# ---------------------------------------------------------------- analyses
+
+
+class TextAnalysis:
+    """What the overlap metrics read from one text in one language; each part computed on first use."""
+
+    def __init__(self, text: str, lang: str, *, hypothesis: bool) -> None:
+        self.text, self.lang, self.hypothesis = text, lang, hypothesis
+
+    @cached_property
+    def tokens(self) -> tuple[str, ...]:
+        return _tokens(self.text, self.lang)
+
+    @cached_property
+    def token_counts(self) -> Counter[str]:
+        return Counter(self.tokens)
+
+    @cached_property
+    def word_ngrams(self) -> list[Counter[tuple[str, ...]]]:
+        """BLEU: orders 1..4 over :attr:`tokens`."""
+        return word_ngrams(self.tokens)
+
+    @cached_property
+    def char_ngrams(self) -> list[Counter[str]]:
+        """chrF: orders 1..6 of the normalised text without whitespace."""
+        return char_ngrams(normalize(self.text, self.lang))
+
+    @cached_property
+    def char3(self) -> Counter[str]:
+        """QTT-RAG character 3-grams (with the hypothesis' 1- and 2-unit grams for an answer)."""
+        return char3_grams(self.text, self.lang, hypothesis=self.hypothesis)
+
+
+@lru_cache(maxsize=4096)
+def reference(text: str, lang: str) -> TextAnalysis:
+    """The analysis of a reference answer (cached: every model is scored against the same ones)."""
+    return TextAnalysis(text, lang, hypothesis=False)
+
+
+class AnswerAnalysis:
+    """The analysis of one sample's answer; every part is computed on first use and kept."""
+
+    def __init__(self, sample: Sample) -> None:
+        self.sample = sample
+        self.extra: dict[str, Any] = {}  # what other modules derive from the answer (sentence support)
+
+    @cached_property
+    def raw(self) -> str:
+        """The answer part of the output (``##Answer:`` section when the model used the format)."""
+        a = self.sample.answer
+        return a.answer if a.answer is not None else parse_output(a.output, ()).answer
+
+    @cached_property
+    def text(self) -> str:
+        """:attr:`raw` without citation markers."""
+        return strip_citations(self.raw).strip()
+
+    @cached_property
+    def overlap(self) -> TextAnalysis:
+        return TextAnalysis(self.text, self.sample.case.lang, hypothesis=True)
+
+
+
+def of(sample: Sample) -> AnswerAnalysis:
+    """The (memoised) analysis of ``sample``'s answer."""
+    memo = sample._memo
+    a = memo.get("analysis")
+    if a is None:
+        a = memo["analysis"] = AnswerAnalysis(sample)
+    return a
+
+
+# per-text caches of other metric modules (they register here; this module imports none of them)
+PER_TEXT_CACHES: list[Any] = []
+
+
+def clear_caches() -> None:
+    """Forget every per-text cache of the metrics (benchmarks: real cases do not repeat texts)."""
+    from ..text import langid, tokenize
+
+    reference.cache_clear()
+    tokenize._tokens.cache_clear()
+    for fn in (*PER_TEXT_CACHES, langid.distribution, langid.analyse, langid.assess):
+        fn.cache_clear()
