@@ -321,7 +321,7 @@ def _word_tokens(masked: str, lex: Lexicon) -> list[Tok]:
             if found and all(f.kind in ("num", "scale", "conn") for f in found):
                 toks.extend(found)
                 continue
-        if lex.compounds and len(word) >= 3:
+        if lex.compounds and len(word) >= 2:
             seg = _segment(word, lex)
             if seg is not None:
                 toks.extend(Tok(start, m.end(), e.kind, frozenset({e.value}), e.large, word) for e in seg)
@@ -579,9 +579,11 @@ _CAPITALISED = regex.compile(r"(?<![\p{L}\p{M}\p{N}])[[\p{Lu}\p{Lt}]&&[\p{Latin}
                              r"[\p{L}\p{M}]*(?:-[\p{L}\p{M}]+)*", regex.V1)
 _LATIN_WORD = regex.compile(r"(?<![\p{Latin}\p{M}])\p{Latin}[\p{Latin}\p{M}]+", regex.V1)
 _ALNUM = re.compile(r"(?<![0-9A-Za-z])(?=[0-9A-Za-z]*\d)(?=[0-9A-Za-z]*[A-Za-z])[0-9A-Za-z]+(?![0-9A-Za-z])")
+# ordinal suffixes and units glued to a number are not names ("2nd", "5km"); case matters: "5G" is a
+# network generation, "5g" five grams
 _ORDINAL_OR_UNIT = re.compile(
-    r"\d+(?:st|nd|rd|th|er|re|e|eme|ème|o|a|te|ten|ste|sten|km|cm|mm|m|kg|g|mg|t|l|ml|h|s|min|ha|mb|gb|tb|kb|"
-    r"mhz|ghz|khz|hz|w|kw|mw|v|km2|m2|cm2|kwh|mwh|gw|gwh|mph|kmh)", re.I)
+    r"\d+(?:st|nd|rd|th|er|re|e|eme|ème|o|a|te|ten|ste|sten|km|cm|mm|m|kg|g|mg|t|l|ml|h|s|min|ha|km2|m2|cm2|"
+    r"kb|KB|MB|GB|TB|Mb|Gb|Hz|kHz|MHz|GHz|W|kW|MW|GW|kWh|MWh|GWh|V|mph|kmh)")
 _KATAKANA = regex.compile(r"\p{Katakana}[\p{Katakana}ー・]+", regex.V1)
 _LETTER = regex.compile(r"\p{L}", regex.V1)
 
