@@ -84,6 +84,13 @@ def resolve_device(device: str) -> str:
     return "cpu"
 
 
+def token_limit(tokenizer: Any, wanted: int) -> int:
+    """``wanted``, or less when the tokenizer says its model accepts fewer tokens (FlagEmbedding
+    passes its own 512 on, which a smaller checkpoint cannot embed)."""
+    limit = getattr(tokenizer, "model_max_length", None)
+    return min(wanted, int(limit)) if isinstance(limit, int) and 0 < limit < 1_000_000 else wanted
+
+
 def local_identity(kind: str, model: str, options: Mapping[str, Any], version: str) -> dict[str, Any]:
     """Identity of a local-model judge: options that do not change values (batch size, device)
     are left out, so that a cache survives moving a run to a GPU."""

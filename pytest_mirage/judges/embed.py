@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import ConfigError, ModelError
 from ..prompts import strip_citations
 from .base import JudgeHealth, JudgeItem, JudgeScore
-from .citing import local_identity, passage_text, resolve_device
+from .citing import local_identity, passage_text, resolve_device, token_limit
 
 VERSION = "1"
 DEFAULT_BATCH_SIZE = 64
@@ -87,7 +87,8 @@ class BGEM3Encoder(Encoder):
             except (OSError, ValueError) as exc:
                 raise ModelError(f"embedding: cannot load the BGE-M3 model {self.model_name!r}: {exc}. Give a local "
                                  "folder or a model name the Hugging Face hub (or its cache) can provide") from exc
-        out = self._model.encode(texts, batch_size=self.batch_size, max_length=self.max_length, return_dense=True,
+        out = self._model.encode(texts, batch_size=self.batch_size,
+                                 max_length=token_limit(self._model.tokenizer, self.max_length), return_dense=True,
                                  return_sparse=False, return_colbert_vecs=False)
         vecs = np.asarray(out["dense_vecs"], dtype=np.float32).reshape(len(texts), -1)
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)

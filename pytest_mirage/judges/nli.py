@@ -28,6 +28,8 @@ from .citing import cited_sentences, local_identity, passage_text, resolve_devic
 VERSION = "1"
 DEFAULT_BATCH_SIZE = 32
 DEFAULT_MAX_LENGTH = 512
+# special tokens before, between and after the two texts of a pair; token types of the two halves
+Layout = tuple[list[int], list[int], list[int], tuple[int, int]]
 
 
 def label_indices(id2label: Mapping[Any, str]) -> tuple[int, int | None]:
@@ -81,6 +83,8 @@ class NLIJudge:
         self.revision = revision
         self.health = JudgeHealth()
         self._loaded: tuple[Any, Any, str, int, int | None, int] | None = None
+        self._pair_layout: Layout | None = None
+        self._layout_read = False
 
     def identity(self) -> Mapping[str, Any]:
         opts = {"dtype": self.dtype, "max_length": self.max_length, "revision": self.revision}
@@ -118,32 +122,104 @@ class NLIJudge:
         return self._loaded
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[list[float]]:
-        """Class probabilities for (premise, hypothesis) pairs, batched by length."""
+        """Class probabilities for (premise, hypothesis) pairs.
+
+        Identical pairs are run once. Every distinct text is tokenized once (a passage is the
+        premise of many sentences, of many models' answers) and the pairs are assembled with the
+        tokenizer's own special-token layout, the premise cut to fit (``only_first``); then the
+        pairs are sorted by length and run in batches of ``batch_size``."""
         if not pairs:
             return []
-        import torch
-
-        tokenizer, model, device, _e, _n, limit = self.load()
-        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
-        out: list[list[float]] = [[] for _ in pairs]
+        unique = list(dict.fromkeys(pairs))
+        encoded = self._encode(unique)
+        order = sorted(range(len(unique)), key=lambda i: len(encoded[i][0]))
+        probs: list[list[float]] = [[] for _ in unique]
         for start in range(0, len(order), self.batch_size):
             idx = order[start:start + self.batch_size]
-            premises = [pairs[i][0] for i in idx]
-            hypotheses = [pairs[i][1] for i in idx]
-            try:
-                enc = tokenizer(premises, hypotheses, truncation="only_first", max_length=limit, padding=True,
-                                return_tensors="pt")
-            except Exception:  # a hypothesis longer than the limit on its own: cut both sides
-                enc = tokenizer(premises, hypotheses, truncation="longest_first", max_length=limit,
-                                padding=True, return_tensors="pt")
-            with torch.inference_mode():
-                logits = model(**{k: v.to(device) for k, v in enc.items()}).logits.float()
-            probs = torch.softmax(logits, dim=-1).cpu().tolist()
-            self.health.batches += 1
-            for i, p in zip(idx, probs, strict=True):
-                out[i] = p
-        self.health.calls += len(pairs)
+            for i, p in zip(idx, self._forward([encoded[i] for i in idx]), strict=True):
+                probs[i] = p
+        self.health.calls += len(unique)
+        position = {pair: i for i, pair in enumerate(unique)}
+        return [probs[position[pair]] for pair in pairs]
+
+    def _encode(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[list[int], list[int]]]:
+        """(input ids, token type ids) of every pair."""
+        tokenizer, _model, _dev, _e, _n, limit = self.load()
+        layout = self._layout()
+        if layout is None:  # a tokenizer whose pair layout could not be read: let it build every pair
+            out = []
+            for premise, hypothesis in pairs:
+                try:
+                    enc = tokenizer(premise, hypothesis, truncation="only_first", max_length=limit)
+                except Exception:  # the hypothesis alone is longer than the limit: cut both sides
+                    enc = tokenizer(premise, hypothesis, truncation="longest_first", max_length=limit)
+                out.append((list(enc["input_ids"]), list(enc.get("token_type_ids") or [0] * len(enc["input_ids"]))))
+            return out
+        prefix, mid, suffix, types = layout
+        texts = list(dict.fromkeys(t for pair in pairs for t in pair))
+        ids = dict(zip(texts, tokenizer(texts, add_special_tokens=False, truncation=True, max_length=limit)["input_ids"],
+                       strict=True))
+        room = limit - len(prefix) - len(mid) - len(suffix)
+        out = []
+        for premise, hypothesis in pairs:
+            b = ids[hypothesis][:max(1, room - 1)]
+            a = ids[premise][:max(0, room - len(b))]
+            seq = prefix + a + mid + b + suffix
+            tt = ([types[0]] * (len(prefix) + len(a) + len(mid)) + [types[1]] * (len(b) + len(suffix)))
+            out.append((seq, tt))
         return out
+
+    def _layout(self) -> Layout | None:
+        """The special tokens a pair gets before, between and after its two texts, and the token
+        types of the two halves, read from the tokenizer by encoding a probe pair."""
+        if self._layout_read:
+            return self._pair_layout
+        tokenizer = self.load()[0]
+        layout: Layout | None = None
+        try:
+            a = tokenizer("premise", add_special_tokens=False)["input_ids"]
+            b = tokenizer("hypothesis", add_special_tokens=False)["input_ids"]
+            enc = tokenizer("premise", "hypothesis")
+            full = list(enc["input_ids"])
+            types = list(enc.get("token_type_ids") or [0] * len(full))
+            i = _find(full, a, 0)
+            j = _find(full, b, i + len(a)) if i >= 0 else -1
+            if i >= 0 and j >= 0:
+                layout = (full[:i], full[i + len(a):j], full[j + len(b):], (types[i], types[j]))
+        except Exception:
+            layout = None
+        self._pair_layout, self._layout_read = layout, True
+        return layout
+
+    def _forward(self, batch: Sequence[tuple[list[int], list[int]]]) -> list[list[float]]:
+        import torch
+
+        tokenizer, model, device, _e, _n, _limit = self.load()
+        width = max(len(seq) for seq, _tt in batch)
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        left = getattr(tokenizer, "padding_side", "right") == "left"
+        rows_ids, rows_mask, rows_types = [], [], []
+        for seq, tt in batch:  # padded in Python, one tensor per batch: cheaper than row assignments
+            fill = width - len(seq)
+            if left:
+                rows_ids.append([pad] * fill + seq)
+                rows_mask.append([0] * fill + [1] * len(seq))
+                rows_types.append([0] * fill + tt)
+            else:
+                rows_ids.append(seq + [pad] * fill)
+                rows_mask.append([1] * len(seq) + [0] * fill)
+                rows_types.append(tt + [0] * fill)
+        ids = torch.tensor(rows_ids, dtype=torch.long)
+        mask = torch.tensor(rows_mask, dtype=torch.long)
+        types = torch.tensor(rows_types, dtype=torch.long)
+        inputs = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in getattr(tokenizer, "model_input_names", ()):
+            inputs["token_type_ids"] = types
+        with torch.inference_mode():
+            logits = model(**{k: v.to(device) for k, v in inputs.items()}).logits.float()
+        self.health.batches += 1
+        result: list[list[float]] = torch.softmax(logits, dim=-1).cpu().tolist()
+        return result
 
     def score(self, items: Sequence[JudgeItem]) -> list[JudgeScore]:
         self.health.items += len(items)
@@ -187,6 +263,15 @@ class NLIJudge:
 
     def close(self) -> None:
         self._loaded = None
+        self._pair_layout, self._layout_read = None, False
+
+
+def _find(seq: list[int], sub: list[int], start: int) -> int:
+    """Index of the first occurrence of ``sub`` in ``seq`` at or after ``start``, else -1."""
+    for i in range(start, len(seq) - len(sub) + 1):
+        if seq[i:i + len(sub)] == sub:
+            return i
+    return -1
 
 
 def create(spec: Any, *, complete: Any = None, base_dir: Path | None = None) -> NLIJudge:

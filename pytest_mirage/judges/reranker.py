@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import ConfigError, ModelError
 from .base import JudgeHealth, JudgeItem, JudgeScore, null_score
-from .citing import cited_passages, local_identity, passage_text, resolve_device
+from .citing import cited_passages, local_identity, passage_text, resolve_device, token_limit
 
 VERSION = "1"
 DEFAULT_BATCH_SIZE = 32
@@ -37,6 +37,7 @@ class RerankerJudge:
         self.fp16 = fp16
         self.health = JudgeHealth()
         self._model: Any = None
+        self._limit = max_length
 
     def identity(self) -> Mapping[str, Any]:
         return local_identity(self.kind, self.model_name, {"max_length": self.max_length, "fp16": self.fp16},
@@ -57,6 +58,7 @@ class RerankerJudge:
         except (OSError, ValueError) as exc:
             raise ModelError(f"reranker_score: cannot load the reranker {self.model_name!r}: {exc}. Give a local "
                              "folder or a model name the Hugging Face hub (or its cache) can provide") from exc
+        self._limit = token_limit(self._model.tokenizer, self.max_length)
         return self._model
 
     def scores(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
@@ -65,7 +67,7 @@ class RerankerJudge:
             return []
         model = self.load()
         raw = model.compute_score([list(p) for p in pairs], batch_size=self.batch_size,
-                                  max_length=self.max_length, normalize=False)
+                                  max_length=self._limit, normalize=False)
         values = [float(raw)] if isinstance(raw, int | float) else [float(x) for x in raw]
         self.health.calls += len(pairs)
         self.health.batches += -(-len(pairs) // self.batch_size)

@@ -124,3 +124,19 @@ def test_missing_checkpoint_is_a_clear_error(tmp_path: Path) -> None:
     pytest.importorskip("transformers", reason="needs the hf extra: pip install 'pytest-mirage[hf]'")
     with pytest.raises(ModelError, match="cannot load the NLI checkpoint"):
         NLIJudge(str(tmp_path / "nowhere"), device="cpu").score([it("x [p1].")])
+
+
+@pytest.mark.parametrize("roberta", [False, True])
+def test_pairs_are_encoded_like_the_tokenizer_does(tmp_path: Path, roberta: bool) -> None:
+    pytest.importorskip("transformers", reason="needs the hf extra: pip install 'pytest-mirage[hf]'")
+    from tests.helpers.tiny_models import tokenizer
+
+    tok = tokenizer(tmp_path / "tok", roberta=roberta)
+    judge = NLIJudge(str(tmp_path / "tok"), max_length=48)
+    judge._loaded = (tok, None, "cpu", 0, None, 48)  # the tokenizer alone is needed here
+    pairs = [("the cat sat on the mat", "el gato se sentó"), ("the deck of the bridge is long " * 20, "the cat sat"),
+             ("长江全长约6300公里", "แมวนั่งบนเสื่อ")]
+    for (premise, hypothesis), (ids, types) in zip(pairs, judge._encode(pairs), strict=True):
+        enc = tok(premise, hypothesis, truncation="only_first", max_length=48)
+        assert ids == enc["input_ids"]
+        assert types == enc.get("token_type_ids", [0] * len(ids))
