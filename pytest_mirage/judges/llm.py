@@ -34,20 +34,13 @@ from ..prompts import strip_citations
 from ..suites.model import Passage
 from .base import Complete, JudgeHealth, JudgeItem, JudgeScore, Reply, null_score
 from .pairwise import format_documents
+from .spec import JUDGES, PROMPTS
 
 TEMPLATE_VERSION = "1"  # part of every LLM judge's identity: bump when a built-in template changes
 DEFAULT_REASK = 1
 DEFAULT_MAX_CLAIMS = 30
 SNIPPET_CHARS = 120
 
-# prompts of each judge, in the order they are asked
-PROMPTS: dict[str, tuple[str, ...]] = {
-    "support_llm": ("claims", "claim_verdicts"),
-    "fluency_llm": ("fluency",),
-    "answer_overlap_llm": ("answer_overlap",),
-    "ares": ("ares_context_relevance", "ares_answer_faithfulness", "ares_answer_relevance"),
-    "translation_quality": ("translation_quality",),
-}
 PLACEHOLDERS: dict[str, tuple[str, ...]] = {
     "claims": ("question", "answer"),
     "claim_verdicts": ("documents", "claims"),
@@ -59,13 +52,6 @@ PLACEHOLDERS: dict[str, tuple[str, ...]] = {
     "translation_quality": ("documents", "answer"),
 }
 _PLACEHOLDER_RE = re.compile(r"\{\{(\w+)\}\}")
-
-
-def prompt_names(judge: str, metrics: Sequence[str] = ()) -> tuple[str, ...]:
-    """The prompts ``judge`` asks for ``metrics`` (ARES asks one prompt per selected metric)."""
-    if judge == "ares" and metrics:
-        return tuple(m for m in PROMPTS["ares"] if m in metrics)
-    return PROMPTS[judge]
 
 
 def builtin_template(name: str) -> str:
@@ -369,8 +355,6 @@ class LLMJudge:
     def __init__(self, complete: Complete, *, model: str, metrics: Sequence[str] | None = None,
                  templates: Mapping[tuple[str, str], str] | None = None, reask: int = DEFAULT_REASK,
                  options: Mapping[str, Any] | None = None) -> None:
-        from .spec import JUDGES
-
         info = JUDGES[self.kind]
         chosen = tuple(metrics) if metrics else info.metrics
         unknown = [m for m in chosen if m not in info.metrics]

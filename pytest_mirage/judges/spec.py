@@ -150,6 +150,24 @@ METRICS: dict[str, MetricInfo] = {m.name: m for m in (
                "Naturalness and fluency of a cross-lingual answer, 0-5", "QTT-RAG §3.3, Table 8", "0-5"),
 )}
 
+# The prompts each LLM judge asks, in order (templates judges/templates/NAME.txt); ARES asks one
+# prompt per selected metric.
+PROMPTS: dict[str, tuple[str, ...]] = {
+    "support_llm": ("claims", "claim_verdicts"),
+    "fluency_llm": ("fluency",),
+    "answer_overlap_llm": ("answer_overlap",),
+    "ares": ("ares_context_relevance", "ares_answer_faithfulness", "ares_answer_relevance"),
+    "translation_quality": ("translation_quality",),
+}
+
+
+def prompt_names(judge: str, metrics: Sequence[str] = ()) -> tuple[str, ...]:
+    """The prompts ``judge`` asks for ``metrics``."""
+    if judge == "ares" and metrics:
+        return tuple(m for m in PROMPTS["ares"] if m in metrics)
+    return PROMPTS[judge]
+
+
 # Faithfulness resolves to the strongest configured signal, best first.
 FAITHFULNESS_ORDER: tuple[str, ...] = ("support_llm", "support_nli", "faithfulness_lexical")
 
@@ -359,10 +377,7 @@ def _parse_llm(raw: str, source: str, info: JudgeInfo, metrics: tuple[str, ...],
     if not kind or kind in _LOCAL_ONLY:
         raise _error(raw, source, f"judge {info.name!r} is an LLM judge: its backend is a model spec such as "
                                   f"{info.name}=openai:gpt-4o-mini, vllm:NAME or py:module:function")
-    # prompt names are checked here so that a typo in a template option fails at configure
-    from .llm import prompt_names
-
-    names = prompt_names(info.name, metrics)
+    names = prompt_names(info.name, metrics)  # a typo in a template option fails at configure
     options: dict[str, Any] = {}
     templates: dict[tuple[str, str], str] = {}
     model_pairs: list[tuple[str, str]] = []
