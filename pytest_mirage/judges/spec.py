@@ -168,6 +168,11 @@ def prompt_names(judge: str, metrics: Sequence[str] = ()) -> tuple[str, ...]:
     return PROMPTS[judge]
 
 
+# MIRAGE-Bench's model-backed surrogate features (§4.1): with these judges configured, the surrogate
+# judge can use the paper's full feature list (the others are deterministic metrics).
+MIRAGE_JUDGE_FEATURES: tuple[str, ...] = ("support_nli", "support_nli_neutral", "reranker_score",
+                                          "answer_overlap_llm", "fluency_llm")
+
 # Faithfulness resolves to the strongest configured signal, best first.
 FAITHFULNESS_ORDER: tuple[str, ...] = ("support_llm", "support_nli", "faithfulness_lexical")
 

@@ -12,6 +12,7 @@ from pytest_mirage.judges.llm import AresJudge, SupportLLMJudge
 from pytest_mirage.judges.spec import (
     JUDGES,
     METRICS,
+    MIRAGE_JUDGE_FEATURES,
     JudgeSpec,
     create_judge,
     merge_specs,
@@ -28,6 +29,7 @@ def test_catalog_is_consistent() -> None:
             assert METRICS[metric].judge == info.name
     assert {m.judge for m in METRICS.values()} == set(JUDGES)
     assert all(m.scale in ("0-1", "1-5", "0-5", "raw") for m in METRICS.values())
+    assert set(MIRAGE_JUDGE_FEATURES) <= set(METRICS)
 
 
 @pytest.mark.parametrize(("raw", "judge", "metrics", "backend", "model", "options"), [
