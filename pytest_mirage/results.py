@@ -31,6 +31,7 @@ class CaseResult:
     error: str | None = None
     run_line: Mapping[str, Any] | None = None
     repeat: int = 0  # the sample index with --mirage-repeat
+    judge_replies: Mapping[str, str] = field(default_factory=dict)  # judge kind -> reply text (per-case view)
 
     @property
     def key(self) -> tuple[str, str, str, int]:
@@ -43,7 +44,7 @@ class CaseResult:
             "model": self.model, "metrics": dict(self.metrics), "null_reasons": dict(self.reasons),
             "outcome": self.outcome, "failures": list(self.failures), "checks": dict(self.checks),
             "error": self.error, "run_line": dict(self.run_line) if self.run_line else None,
-            "repeat": self.repeat,
+            "repeat": self.repeat, "judge_replies": dict(self.judge_replies),
         }
 
     @classmethod
@@ -51,7 +52,8 @@ class CaseResult:
         return cls(suite=d["suite"], suite_ref=d.get("suite_ref", d["suite"]), case_id=d["case_id"],
                    lang=d["lang"], model=d["model"], metrics=d["metrics"], reasons=d.get("null_reasons", {}),
                    outcome=d["outcome"], failures=tuple(d.get("failures", ())), checks=d.get("checks", {}),
-                   error=d.get("error"), run_line=d.get("run_line"), repeat=int(d.get("repeat") or 0))
+                   error=d.get("error"), run_line=d.get("run_line"), repeat=int(d.get("repeat") or 0),
+                   judge_replies=d.get("judge_replies") or {})
 
     @classmethod
     def errored(cls, *, suite: str, suite_ref: str, case_id: str, lang: str, model: str,

@@ -150,7 +150,8 @@ def statistic(stat: str, values: Sequence[float], passed: Sequence[bool] | None 
 
 # ---------------------------------------------------------------------------- case thresholds
 def check_thresholds(values: Mapping[str, float | None], rules: Iterable[Rule], lang: str,
-                     reasons: Mapping[str, str] | None = None) -> tuple[list[str], dict[str, bool]]:
+                     reasons: Mapping[str, str] | None = None,
+                     aliases: Mapping[str, str] | None = None) -> tuple[list[str], dict[str, bool]]:
     """Case-level checks: failure messages and metric -> passed.
 
     A threshold on a metric whose value is null fails the case (nothing was shown to meet it),
@@ -172,7 +173,8 @@ def check_thresholds(values: Mapping[str, float | None], rules: Iterable[Rule], 
         ok = rule.check(v)
         checks[rule.metric] = checks.get(rule.metric, True) and ok
         if not ok:
-            failures.append(rule.describe_failure(v))
+            alias = (aliases or {}).get(rule.metric)
+            failures.append(rule.describe_failure(v) + (f" [{rule.metric} = {alias}]" if alias else ""))
     return failures, checks
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import defaults, options
 from .engine.scheduler import CACHE_MODES
@@ -20,12 +20,16 @@ from .langcodes import check_lang
 from .models.options import parse_int
 from .models.registry import ModelSpec, parse_model_spec
 from .rules import Rule, is_regression_gate, parse_rule
+
+if TYPE_CHECKING:
+    from .judges.spec import JudgeSpec
 from .stats import StatsError
 from .stats.gates import RegressionGate, parse_regression_gate
 from .stats.paired import TEST_METHODS
 from .stats.sampling import parse_sample
 
 JUDGE_ORDERS = ("both", "random")
+SCORING_MODES = ("default", "mirage")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +72,10 @@ class Settings:
     sample_share: float | None = None
     head_to_head: tuple[str, ...] | None = None
     github: bool = True  # GitHub Actions job summary and annotations when running there
+    judges_cli: tuple[JudgeSpec, ...] = ()  # metric judges (--mirage-judges); precedence over ini and suites
+    judges_ini: tuple[JudgeSpec, ...] = ()
+    scoring: str | None = None  # None: each suite's [suite] scoring (default "default")
+    model_defaults: Mapping[str, Any] = field(default_factory=dict)  # session-wide model options (base URL, ...)
     sources: Mapping[str, str] = field(default_factory=dict)
 
     def source(self, name: str) -> str:
@@ -104,6 +112,14 @@ def _regressions(raw: options.Raw | None) -> tuple[RegressionGate, ...]:
             except StatsError as exc:
                 raise ConfigError(f"{raw.source}: {exc}") from None
     return tuple(out)
+
+
+def _judges(raw: options.Raw | None) -> tuple[JudgeSpec, ...]:
+    if raw is None:
+        return ()
+    from .judges.spec import parse_judge_specs
+
+    return tuple(parse_judge_specs([str(v) for v in raw.value], source=raw.source))
 
 
 def parse_alpha(raw: options.Raw) -> float:
@@ -191,6 +207,7 @@ def resolve(config: Any) -> Settings:
     repeat_raw = get("--mirage-repeat")
     h2h = get("--mirage-head-to-head")
     surrogate_dir = get("--mirage-surrogate-dir")
+    scoring = get("--mirage-scoring")
 
     judge_raw = get("--mirage-judge")
     train = get("--mirage-train-surrogate")
@@ -236,5 +253,9 @@ def resolve(config: Any) -> Settings:
         sample_count=sample_count, sample_share=sample_share,
         head_to_head=_names(h2h.value) if h2h.value else None,
         github=_choice(get("--mirage-github"), ("auto", "off")) == "auto",
+        judges_cli=_judges(options.cli_value(config, options.BY_FLAG["--mirage-judges"])),
+        judges_ini=_judges(options.ini_value(config, options.BY_FLAG["--mirage-judges"])),
+        scoring=_choice(scoring, SCORING_MODES) if scoring.value else None,
+        model_defaults=model_defaults,
         sources=sources,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .base import Metric, MetricFn, NotApplicable, Sample, builtin_registry, register_builtin
 from .citations import citation_map, citation_precision, citation_recall, invalid_citations
+from .facts import faithfulness_lexical, support_facts
 from .language import english_share, language_match
 from .overlap import bleu, char3_recall, chrf, rouge_l, token_f1
 from .retrieval import file_hit_at_k, hit_at_k, mrr_at_k, precision_at_k
@@ -21,6 +22,13 @@ def _m(fn: MetricFn, source: str, *, higher_is_better: bool = True) -> Metric:
 
 
 _SUPPORT = _m(support_lexical, "pytest-mirage (lexical analogue of MIRAGE-Bench §4.1 support)")
+_FAITHFULNESS_LEXICAL = _m(faithfulness_lexical, "pytest-mirage (mean of support_lexical and support_facts)")
+
+
+def truncated(s: Sample) -> float:
+    """1 when the model's answer was cut at its output limit (max_tokens), else 0 (lower is better):
+    gate on it (``truncated.mean <= 0``) or raise the limit."""
+    return 1.0 if s.answer.truncated else 0.0
 
 METRICS: list[Metric] = [
     # language
@@ -49,7 +57,11 @@ METRICS: list[Metric] = [
     # faithfulness
     _SUPPORT,
     _m(support_lexical_uncited, "pytest-mirage"),
-    faithfulness_metric(_SUPPORT),
+    _m(support_facts, "pytest-mirage (numbers, dates, names and negations supported by the cited passages)"),
+    _FAITHFULNESS_LEXICAL,
+    faithfulness_metric(_FAITHFULNESS_LEXICAL),
+    # generation
+    _m(truncated, "pytest-mirage (the answer hit max_tokens)", higher_is_better=False),
 ]
 
 

@@ -113,7 +113,7 @@ _LOCK = threading.Lock()
 @cache
 def _langdetect_factory() -> Any:
     try:
-        from langdetect.detector_factory import PROFILES_DIRECTORY, DetectorFactory  # type: ignore[import-not-found,unused-ignore]
+        from langdetect.detector_factory import PROFILES_DIRECTORY, DetectorFactory  # type: ignore[import-not-found,import-untyped,unused-ignore]
     except ImportError as exc:
         raise ImportError("scoring='mirage' language metrics need langdetect, the detector MIRAGE-Bench's "
                           "evaluation code uses: pip install 'pytest-mirage[mirage-bench]'") from exc
@@ -136,7 +136,7 @@ def language_distribution(text: str, lang: str) -> dict[str, float]:
     if lang == "yo":
         return {cv.language.iso_code_639_1.name.lower(): float(cv.value)
                 for cv in _yoruba_detector().compute_language_confidence_values(text)}
-    from langdetect.lang_detect_exception import LangDetectException  # type: ignore[import-not-found,unused-ignore]
+    from langdetect.lang_detect_exception import LangDetectException  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
     factory = _langdetect_factory()
     with _LOCK:  # a detector is cheap, but the factory's profile tables are shared

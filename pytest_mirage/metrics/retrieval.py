@@ -38,8 +38,9 @@ def precision_at(run: Sequence[str], relevant: Collection[str], k: int) -> float
 def _retrieved(s: Sample) -> tuple[str, ...]:
     if s.answer.retrieved is None:
         if s.mode == "retrieval":
-            raise NotApplicable("the model returned no retrieved ids (a pipeline that retrieves itself must "
-                                "return 'retrieved': the ranked chunk ids)")
+            raise NotApplicable("the model returned no retrieved ids: a generator-only model is given the harness's "
+                                "BM25 context, which is scored on the 'bm25 (harness retriever)' row; a pipeline "
+                                "that retrieves itself must return 'retrieved', the ranked chunk ids")
         raise NotApplicable("nothing was retrieved (oracle mode)")
     if s.k < 1:
         raise MetricError(f"retrieval cut-off k={s.k} for case {s.case.id!r}; set the suite's k to 1 or more")

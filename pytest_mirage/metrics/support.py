@@ -18,7 +18,7 @@ faithful from unfaithful answers with ROC AUC 0.967 (a 0/1 "sentence covered at 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -115,21 +115,12 @@ def support_lexical_uncited(s: Sample) -> float:
 
 # ---------------------------------------------------------------- faithfulness
 
-# Best first. The judges add "support_llm" / "support_nli" when such a judge is configured.
-FAITHFULNESS_SIGNALS: tuple[str, ...] = ("support_llm", "support_nli", "support_lexical")
-
 
 def faithfulness_metric(signal: Metric) -> Metric:
-    """The ``faithfulness`` metric as an alias of ``signal``; the source names the signal."""
+    """The ``faithfulness`` metric computed as ``signal`` (the offline default); when a claim-level
+    LLM or an NLI judge is configured, the judge phase replaces its value with that judge's
+    (:mod:`pytest_mirage.run.judging`) and the report names the signal it resolved to."""
     return Metric("faithfulness", signal.fn, higher_is_better=signal.higher_is_better,
-                  description=f"Faithfulness of the answer to its context; resolved to {signal.name}: "
-                              f"{signal.description}",
+                  description=f"Faithfulness of the answer to its context; resolved to {signal.name} unless a "
+                              f"support_llm or support_nli judge is configured: {signal.description}",
                   source=f"resolved from {signal.name}")
-
-
-def resolve_faithfulness(available: Mapping[str, Metric]) -> Metric:
-    """``faithfulness`` resolved to the best available signal of :data:`FAITHFULNESS_SIGNALS`."""
-    for name in FAITHFULNESS_SIGNALS:
-        if name in available:
-            return faithfulness_metric(available[name])
-    raise KeyError(f"no faithfulness signal among {sorted(available)}; expected one of {FAITHFULNESS_SIGNALS}")

@@ -189,6 +189,8 @@ class Answer:
             line["retrieved"] = list(self.retrieved)
         if self.contexts is not None:
             line["contexts"] = list(self.contexts)
+        if self.truncated:
+            line["truncated"] = True
         return line
 
     def with_model(self, model: str) -> Answer:

@@ -16,7 +16,8 @@ from .registry import ModelSpec
 def to_answer(line: RunLine) -> Answer:
     """The recorded answer of a run line."""
     return Answer(case_id=line.case_id, model=line.model, output=line.output, answer=line.answer,
-                  citations=line.citations, retrieved=line.retrieved, contexts=line.contexts)
+                  citations=line.citations, retrieved=line.retrieved, contexts=line.contexts,
+                  truncated=line.truncated)
 
 
 def load_run_file(path: Path, default_model: str | None = None) -> list[tuple[str | None, Answer]]:

@@ -13,14 +13,28 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from ..rules import GateResult
+from .blocks import (
+    Block,
+    BulletList,
+    Column,
+    Document,
+    Heading,
+    Paragraph,
+    Row,
+    RowKind,
+    Span,
+    Table,
+    fmt_any,
+    row_tags,
+)
 from .format import HEADLINE_METRICS, NULL, fmt
 from .leaderboard import SCORE_METRICS, LeaderboardRow
 from .model import SCHEMA, CaseDetail, RunReport
 from .sanitize import one_line, sanitize_name
+from .stats_document import statistics_blocks
 
 # the judge reliability figures in the order shown; other keys follow, sorted
 JUDGE_KEYS: tuple[str, ...] = (
@@ -28,93 +42,6 @@ JUDGE_KEYS: tuple[str, ...] = (
     "position_a_rate", "parse_failures", "parse_failure_rate", "retried", "errors",
 )
 HEALTH_KEYS: tuple[str, ...] = ("tau_mean", "tau_cv", "r2_mean", "r2_cv")
-
-
-@dataclass(frozen=True, slots=True)
-class Heading:
-    level: int  # 1 = the title
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Span:
-    text: str
-    strong: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Paragraph:
-    spans: tuple[Span, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class BulletList:
-    items: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Column:
-    name: str
-    numeric: bool = False  # right-aligned
-
-
-RowKind = Literal["", "ref", "fail", "na", "error"]
-
-
-Tags = tuple[tuple[str, str], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    cells: tuple[str, ...]
-    kind: RowKind = ""  # how the HTML page styles it: reference system, failed gate, not evaluable, error
-    # what the row is about, (("suite", s), ("lang", l), ("model", m)): the HTML page filters on it
-    tags: Tags = ()
-
-
-def row_tags(suite: str | None = None, lang: str | None = None, model: str | None = None) -> Tags:
-    """Row tags for the HTML filters (names sanitized, as shown)."""
-    return tuple((k, sanitize_name(v)) for k, v in (("suite", suite), ("lang", lang), ("model", model))
-                 if v is not None)
-
-
-@dataclass(frozen=True, slots=True)
-class Table:
-    columns: tuple[Column, ...]
-    rows: tuple[Row, ...]
-
-    def __post_init__(self) -> None:
-        for row in self.rows:
-            if len(row.cells) != len(self.columns):
-                raise ValueError(f"table row {row.cells!r} has {len(row.cells)} cells for "
-                                 f"{len(self.columns)} columns")
-
-
-Block = Heading | Paragraph | BulletList | Table
-
-
-@dataclass(frozen=True, slots=True)
-class Document:
-    title: str
-    blocks: tuple[Block, ...]
-    # name -> the blocks of that part of the report (a partition of ``blocks``, in order), so the
-    # HTML page can place its plots and filters between them
-    sections: tuple[tuple[str, tuple[Block, ...]], ...] = field(default=())
-
-    def section(self, name: str) -> tuple[Block, ...]:
-        return dict(self.sections).get(name, ())
-
-
-def fmt_any(v: Any) -> str:
-    if v is None:
-        return NULL
-    if isinstance(v, bool):
-        return str(v).lower()
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return fmt(v)
-    return str(v)
 
 
 def _lang_order(langs: set[str]) -> list[str]:
@@ -385,6 +312,7 @@ def report_document(report: RunReport) -> Document:
         ("arena", tuple(_arena(report))),
         ("surrogate", tuple(_surrogate(report))),
         ("gates", tuple(_gate_blocks(report.gates))),
+        ("statistics", tuple(statistics_blocks(report))),
         ("failures", tuple(_failures(report))),
         ("errors", tuple(_errors(report))),
     ]

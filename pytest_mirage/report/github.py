@@ -25,23 +25,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..rules import GateResult
+from .blocks import Block, Column, Document, Heading, Paragraph, Row, Span, Table, row_tags
 from .document import (
     ERROR_COLUMNS,
     FAILURE_COLUMNS,
     GATE_COLUMNS,
-    Block,
-    Column,
-    Document,
-    Heading,
-    Paragraph,
-    Row,
-    Span,
-    Table,
     error_rows,
     failure_rows,
     gate_row,
     problem_blocks,
-    row_tags,
     status_paragraph,
 )
 from .figures import SCORE

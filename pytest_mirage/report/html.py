@@ -22,7 +22,8 @@ from importlib.resources import files
 from typing import Any
 
 from ..results import CaseResult
-from .document import Block, BulletList, Document, Heading, Paragraph, Table, report_document
+from .blocks import Block, BulletList, Document, Heading, Paragraph, Table
+from .document import report_document
 from .figures import SCORE, Figures, SuiteFigures, build_figures
 from .model import CaseDetail, RunReport, as_report
 from .sanitize import sanitize, sanitize_name

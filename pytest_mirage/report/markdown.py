@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .document import Block, BulletList, Document, Heading, Paragraph, Table, report_document
+from .blocks import Block, BulletList, Document, Heading, Paragraph, Table
+from .document import report_document
 from .model import RunReport, as_report
 from .sanitize import sanitize
 

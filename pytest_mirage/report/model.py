@@ -146,6 +146,7 @@ class RunReport:
     # "head_to_head", "calibration" (judge agreement and PPI per suite), "sample", "repeats"
     statistics: Mapping[str, Any] = field(default_factory=dict)
     repeats: int = 1  # samples per case (--mirage-repeat)
+    judge_health: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # metric judge -> its health
     version: str = __version__
 
     @property
@@ -216,6 +217,8 @@ class RunReport:
                              "judges": dict(c.judges)} for c in self.cases]
         for key, value in self.statistics.items():
             out[key] = _rounded(value)
+        if self.judge_health:
+            out["judge_health"] = {k: dict(v) for k, v in sorted(self.judge_health.items())}
         out["status"] = self.status
         out["exitstatus"] = self.exitstatus
         return out
@@ -443,6 +446,7 @@ class _Reader:
             problems=self.texts(r, "problems", "", required=False), fatal=self.texts(r, "fatal", "", required=False),
             collection_errors=tuple(errors), cases=tuple(cases), statistics=statistics,
             repeats=max((x.repeat for x in results), default=0) + 1,
+            judge_health={str(k): dict(v) for k, v in (r.get("judge_health") or {}).items() if isinstance(v, Mapping)},
             version=str(version) if version is not None else "")
 
 

@@ -113,9 +113,21 @@ def calibration_lines(sections: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+def judge_health_lines(health: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    lines = []
+    for name, h in sorted(health.items()):
+        nulls = ", ".join(f"{m} {n}" for m, n in sorted((h.get("nulls") or {}).items()) if n)
+        lines.append(f"  {name}: {h.get('items', 0)} items, {h.get('calls', 0)} model inputs in {h.get('batches', 0)} "
+                     f"batches, {h.get('parse_failures', 0)} unparseable replies ({h.get('reasks', 0)} re-asked), "
+                     f"{h.get('refusals', 0)} refusals, {h.get('errors', 0)} errors, null values: {nulls or 'none'}")
+    return lines
+
+
 def statistics_sections(report: RunReport) -> Iterator[tuple[str, list[str]]]:
     """(title, lines) of each statistics section the run has, in reading order."""
     st = report.statistics
+    if report.judge_health:
+        yield "pytest-mirage metric judges", judge_health_lines(report.judge_health)
     if "sample" in st:
         yield "pytest-mirage sample", [str(st["sample"].get("description", st["sample"].get("rule")))]
     if "baseline" in st:

@@ -20,6 +20,7 @@ from ..results import CaseResult
 from ..suites.model import Case, Suite
 from .context import RunContext
 from .evaluate import evaluate
+from .judging import Judged, Judging
 from .requests import build_request
 
 Job = tuple[str, Case, int]  # (suite ref, case, repeat)
@@ -31,7 +32,9 @@ class Answerer:
     """Answers of one process, keyed by (model spec, suite ref, case id)."""
 
     ctx: RunContext
+    judging: Judging
     _answers: dict[JobKey, tuple[ModelRequest, Answer | Exception]] = field(default_factory=dict)
+    _judged: dict[JobKey, Judged] = field(default_factory=dict)
     _sent: set[JobKey] = field(default_factory=set)
 
     def answer(self, spec: ModelSpec, jobs: Iterable[Job]) -> None:
@@ -47,8 +50,19 @@ class Answerer:
         if not todo:
             return
         answers = run_requests(adapter, [req for _, req in todo], self.ctx.engine)
+        name = self.ctx.model_name(spec)
+        by_suite: dict[str, list[tuple[str, ModelRequest, Answer]]] = {}
+        keys: dict[str, JobKey] = {}
         for (key, req), ans in zip(todo, answers, strict=True):
             self._answers[key] = (req, ans)
+            if isinstance(ans, Answer):
+                jk = judge_key(req, name)
+                keys[jk] = key
+                by_suite.setdefault(key[1], []).append((jk, req, ans.with_model(name)))
+        # the judge phase: every judge of a suite once on all the answers just received
+        for ref, answered in by_suite.items():
+            for jk, judged in self.judging.judge_answers(self.ctx.suite(ref), answered).items():
+                self._judged[keys[jk]] = judged
 
     def result(self, spec: ModelSpec, ref: str, case: Case, plan: Callable[[], Iterable[Job]],
                repeat: int = 0) -> CaseResult:
@@ -67,7 +81,14 @@ class Answerer:
         if answer.model != name:
             answer = answer.with_model(name)
         rules = self.ctx.rules(suite)
-        return evaluate(request, answer, self.ctx.metrics, rules.metrics, rules.thresholds, suite_ref=ref)
+        return evaluate(request, answer, self.ctx.metrics, rules.metrics, rules.thresholds, suite_ref=ref,
+                        scoring=self.ctx.scoring(suite), judged=self._judged.pop(key, None),
+                        faithfulness=self.judging.faithfulness(suite))
+
+
+def judge_key(request: ModelRequest, model: str) -> str:
+    """The judge item key of a model's answer: ``suite/case/model`` (``#repeat`` for a repeat)."""
+    return f"{request.case.suite}/{request.case.id}/{model}" + (f"#{request.repeat}" if request.repeat else "")
 
 
 def answer_cases(adapter: ModelAdapter, suite: Suite, cases: Sequence[Case],

@@ -198,9 +198,14 @@ def _apply_one(suite: str, lang: str, f: Mapping[str, dict[str, float]], dirs: M
     missing = {m: [n for n in sur.features if n not in current[m]] for m in current}
     missing = {m: v for m, v in missing.items() if v}
     if missing:
-        raise ConfigError(f"surrogate {path}: features {sorted({n for v in missing.values() for n in v})} "
-                          f"are unavailable in this run for {sorted(missing)}; compute them "
-                          "(e.g. --mirage-metrics) or retrain with --mirage-train-surrogate")
+        from ..judges.spec import METRICS as JUDGE_METRICS
+
+        names = sorted({n for v in missing.values() for n in v})
+        judges = sorted({JUDGE_METRICS[n].judge for n in names if n in JUDGE_METRICS})
+        fix = (f"configure the judge{'s' * (len(judges) > 1)} {', '.join(judges)} (--mirage-judges "
+               f"{judges[0]}=BACKEND, as when it was trained)" if judges else "compute them (e.g. --mirage-metrics)")
+        raise ConfigError(f"surrogate {path}: features {names} are unavailable in this run for {sorted(missing)}; "
+                          f"{fix}, or retrain with --mirage-train-surrogate")
     for s in sur.rank(current):
         if s.model in current:
             out.surrogate_scores[(suite, lang, s.model)] = (s.score, s.rank)

@@ -12,6 +12,7 @@ from ..rules import merge_rules, parse_rule
 from ..suites.model import Case
 from .context import RunContext, unknown_metric
 from .evaluate import evaluate
+from .judging import Judging
 from .requests import build_request
 
 
@@ -26,8 +27,8 @@ def as_answer(answer: Any, case: Case, model: str) -> Answer:
                       "output (str) or a pytest_mirage.Answer")
 
 
-def check_answer(ctx: RunContext, ref: str, case: Case, answer: Any, rules: Sequence[str], *, model: str,
-                 where: str) -> CaseResult:
+def check_answer(ctx: RunContext, judging: Judging, ref: str, case: Case, answer: Any, rules: Sequence[str], *,
+                 model: str, where: str) -> CaseResult:
     """Metrics of ``answer`` for ``case`` and the suite's thresholds plus ``rules`` (highest precedence)."""
     suite = ctx.suite(ref)
     extra = [parse_rule(r, gate=False, source=f"mirage.check in {where}") for r in rules]
@@ -40,4 +41,8 @@ def check_answer(ctx: RunContext, ref: str, case: Case, answer: Any, rules: Sequ
     # the answer comes from the team's own pipeline: in oracle mode it saw the case's passages, in
     # retrieval mode whatever it retrieved (its Answer's retrieved ids)
     request = build_request(suite, case, retrieves=True)
-    return evaluate(request, as_answer(answer, case, model), ctx.metrics, names, thresholds, suite_ref=ref)
+    given = as_answer(answer, case, model)
+    key = f"{suite.name}/{case.id}/{model}"
+    judged = judging.judge_answers(suite, [(key, request, given)]).get(key)
+    return evaluate(request, given, ctx.metrics, names, thresholds, suite_ref=ref, scoring=ctx.scoring(suite),
+                    judged=judged, faithfulness=judging.faithfulness(suite))

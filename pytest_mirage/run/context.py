@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from ..engine import EngineSettings, EngineStats
 from ..errors import ConfigError, SuiteError
+from ..judges.spec import JudgeSpec, merge_specs, parse_judge_specs
 from ..metrics.base import MetricRegistry
 from ..models.base import ModelAdapter
 from ..models.registry import ModelRegistry, ModelSpec
@@ -37,6 +38,7 @@ class SuiteRules:
     gates: tuple[Rule, ...]
     metrics: tuple[str, ...]
     regressions: tuple[RegressionGate, ...] = ()
+    judge_metrics: tuple[str, ...] = ()  # computed by the suite's judges
 
 
 @dataclass
@@ -53,6 +55,7 @@ class RunContext:
     _names: dict[str, str] = field(default_factory=dict)
     _rules: dict[str, SuiteRules] = field(default_factory=dict)
     _samples: dict[str, Sample] = field(default_factory=dict)
+    _judge_specs: dict[str, tuple[JudgeSpec, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         s = self.settings
@@ -181,12 +184,52 @@ class RunContext:
                     for r in (*th_manifest, *gt_manifest) if r.metric not in self.metrics]
         if problems:
             raise SuiteError("\n".join(problems))
+        judged = {m for spec in self.judge_specs(suite) for m in spec.metrics}
+        unjudged = [r for r in (*th, *gt) if self.metrics[r.metric].scope == "judge" and r.metric not in judged]
+        if unjudged:
+            raise SuiteError("\n".join(f"{r.source}: {r.expr!r}: {r.metric} is computed by a judge that is not "
+                                       f"configured for suite {suite.name!r}; add --mirage-judges "
+                                       f"{r.metric}=BACKEND (docs/judges.md) or a [judges] table to its suite.toml"
+                                       for r in unjudged))
         base = list(s.metrics) if s.metrics is not None else self.metrics.defaults()
         names = list(dict.fromkeys([*base, *(r.metric for r in (*th, *gt)), *(s.surrogate_features or ())]))
         names += [g.metric for g in (*regressions, *s.regressions) if g.metric not in names]
-        rules = SuiteRules(tuple(th), tuple(gt), tuple(self.metrics.case_level(names)), tuple(regressions))
+        rules = SuiteRules(tuple(th), tuple(gt), tuple(self.metrics.case_level(names)), tuple(regressions),
+                           tuple(sorted(judged)))
         self._rules[suite.name] = rules
         return rules
+
+    def judge_specs(self, suite: Suite) -> tuple[JudgeSpec, ...]:
+        """The suite's metric judges after precedence CLI > ini > its [judges] table, per metric."""
+        cached = self._judge_specs.get(suite.name)
+        if cached is not None:
+            return cached
+        layers: list[list[JudgeSpec]] = []
+        table = suite.settings.get("judges")
+        if table:
+            where = str(suite.settings.get("judges_where") or suite.manifest or suite.name)
+            try:
+                layers.append(parse_judge_specs(table, source=f"[judges] in {where}"))
+            except ConfigError as exc:
+                raise SuiteError(str(exc)) from None
+        layers += [list(self.settings.judges_ini), list(self.settings.judges_cli)]
+        by_metric: dict[str, JudgeSpec] = {}
+        for layer in layers:
+            for spec in layer:
+                for metric in spec.metrics:
+                    by_metric[metric] = spec
+        chosen: list[JudgeSpec] = []
+        for spec in by_metric.values():
+            if spec not in chosen:
+                chosen.append(spec)
+        specs = tuple(merge_specs([replace(s, metrics=tuple(m for m in s.metrics if by_metric.get(m) is s))
+                                   for s in chosen]))
+        self._judge_specs[suite.name] = specs
+        return specs
+
+    def scoring(self, suite: Suite) -> str:
+        """``default`` or ``mirage`` (MIRAGE-Bench's evaluation code): --mirage-scoring, else the suite's."""
+        return self.settings.scoring or str(suite.settings.get("scoring") or "default")
 
     def k(self, suite: Suite) -> int:
         return suite_k(suite)

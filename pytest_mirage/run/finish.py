@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from ..stats.records import CaseRecord
 from .arena_step import ArenaOutcome, run_arena, surrogate_dir
 from .baseline import compare_with_baseline
 from .context import RunContext
+from .judging import Judging
 from .references import reference_results
 from .requests import HARNESS_RETRIEVER, suite_k
 
@@ -69,6 +70,17 @@ def case_details(ctx: RunContext, results: Iterable[CaseResult]) -> list[CaseDet
                               _excerpt(str(answer), ANSWER_CHARS) if answer is not None else None,
                               tuple(c for c in cited if c in known), tuple(c for c in cited if c not in known), views))
     return out
+
+
+def merge_health(*parts: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Judge health counts added up (xdist workers, and the controller's own judging)."""
+    from ..judges.base import JudgeHealth
+
+    out: dict[str, JudgeHealth] = {}
+    for part in parts:
+        for name, health in part.items():
+            out.setdefault(name, JudgeHealth()).merge(JudgeHealth.from_json(health))
+    return {name: h.to_json() for name, h in sorted(out.items())}
 
 
 LABEL_FILES = ("labels.csv", "labels.jsonl")  # human labels a suite may carry (docs/statistics.md)
@@ -184,10 +196,14 @@ def calibration_sections(ctx: RunContext, results: Sequence[CaseResult]) -> tupl
 
 def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_errors: Sequence[CollectionError] = (),
                  exitstatus: int = 0, problems: Sequence[str] = (),
-                 baseline: tuple[Path, Sequence[CaseRecord]] | None = None) -> tuple[RunReport, ArenaOutcome]:
+                 baseline: tuple[Path, Sequence[CaseRecord]] | None = None,
+                 judging: Judging | None = None,
+                 judge_health: Mapping[str, Mapping[str, Any]] | None = None) -> tuple[RunReport, ArenaOutcome]:
     """Everything the run reports, computed once."""
     res = sorted(results, key=lambda r: (r.suite, r.lang, r.case_id, r.model))
-    refs = reference_results(ctx, res) if res else None
+    refs = reference_results(ctx, res, judging) if res else None
+    # the workers' judge work plus the controller's own (its items in a serial run, the references)
+    judge_health = merge_health(judge_health or {}, judging.health_json() if judging is not None else {})
     ref_results = refs.results if refs else []
     allres = res + ref_results
     board = build_leaderboard(allres, refs.names if refs else (), unscored=(HARNESS_RETRIEVER,))
@@ -248,6 +264,12 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
     used = sorted({k for r in allres for k in r.metrics})
     info = {n: MetricInfo(ctx.metrics[n].higher_is_better, ctx.metrics[n].source,
                           ctx.metrics[n].description.split("\n")[0]) for n in used if n in ctx.metrics}
+    if "faithfulness" in info and judging is not None:
+        # what faithfulness stood for, per suite (claim-level LLM > NLI > lexical)
+        resolved = {ctx.suite(ref).name: judging.faithfulness(ctx.suite(ref)) for ref in {r.suite_ref for r in res}}
+        where = "; ".join(f"{sig} in {name}" for name, sig in sorted(resolved.items()))
+        f = info["faithfulness"]
+        info["faithfulness"] = MetricInfo(f.higher_is_better, f"resolved to {where}", f.description)
     report = RunReport(
         models=tuple(sorted({r.model for r in res})), suites=tuple(suites), results=tuple(allres),
         leaderboard=tuple(board), gates=tuple(gates), status="failed" if failed else "passed",
@@ -262,7 +284,8 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
                                for (su, la, mo), (sc, rk) in sorted(arena.surrogate_scores.items())),
         metric_info=info, problems=tuple(all_problems), fatal=tuple(fatal),
         collection_errors=tuple(sorted(collection_errors, key=lambda e: e.nodeid)),
-        cases=tuple(case_details(ctx, res)), statistics=statistics, repeats=ctx.settings.repeat)
+        cases=tuple(case_details(ctx, res)), statistics=statistics, repeats=ctx.settings.repeat,
+        judge_health=dict(judge_health or {}))
     return report, arena
 
 
@@ -297,11 +320,12 @@ def write_files(ctx: RunContext, report: RunReport, results: Iterable[CaseResult
 
 def finish_run(ctx: RunContext, results: Iterable[CaseResult], *, collection_errors: Sequence[CollectionError] = (),
                exitstatus: int = 0, problems: Sequence[str] = (),
-               baseline: tuple[Path, Sequence[CaseRecord]] | None = None) -> Finished:
+               baseline: tuple[Path, Sequence[CaseRecord]] | None = None, judging: Judging | None = None,
+               judge_health: Mapping[str, Mapping[str, Any]] | None = None) -> Finished:
     """Build the report and write the files the user asked for."""
     res = list(results)
     report, arena = build_report(ctx, res, collection_errors=collection_errors, exitstatus=exitstatus,
-                                 problems=problems, baseline=baseline)
+                                 problems=problems, baseline=baseline, judging=judging, judge_health=judge_health)
     written = write_files(ctx, report, res)
     return Finished(report=report, written=written.paths, record_path=written.record,
                     saved_surrogates=list(arena.saved), write_problems=written.problems)

@@ -14,9 +14,10 @@ from ..models.base import Answer, ModelAdapter
 from ..models.registry import parse_model_spec
 from ..models.replay import ReplayModel, load_run_file
 from ..results import CaseResult
-from .answering import answer_cases
+from .answering import answer_cases, judge_key
 from .context import RunContext
 from .evaluate import evaluate
+from .judging import Judging
 from .requests import HARNESS_RETRIEVER, harness_retrieval, suite_k
 
 
@@ -27,7 +28,7 @@ class References:
     problems: list[str] = field(default_factory=list)
 
 
-def reference_results(ctx: RunContext, results: Sequence[CaseResult]) -> References:
+def reference_results(ctx: RunContext, results: Sequence[CaseResult], judging: Judging | None = None) -> References:
     """Scores of the suites' reference systems on the selected cases (never gated, never cached)."""
     selected: dict[str, set[str]] = defaultdict(set)
     for r in results:
@@ -60,12 +61,19 @@ def reference_results(ctx: RunContext, results: Sequence[CaseResult]) -> Referen
         for name, adapter in systems:
             if name in under_test:
                 continue  # the model under test is already on the board
-            for req, ans in answer_cases(adapter, suite, cases, quiet):
+            pairs = answer_cases(adapter, suite, cases, quiet)
+            # reference systems are judged like the models under test, so their rows compare
+            answered = [(judge_key(req, name), req, ans.with_model(name)) for req, ans in pairs
+                        if not isinstance(ans, BaseException)]
+            judged = judging.judge_answers(suite, answered) if judging is not None else {}
+            for req, ans in pairs:
                 if isinstance(ans, BaseException):
                     out.problems.append(f"reference {name} on {req.case.id}: {ans}")
                     continue
-                out.results.append(evaluate(req, ans.with_model(name), ctx.metrics, rules.metrics,
-                                            rules.thresholds, suite_ref=ref, reference=True))
+                out.results.append(evaluate(
+                    req, ans.with_model(name), ctx.metrics, rules.metrics, rules.thresholds, suite_ref=ref,
+                    reference=True, scoring=ctx.scoring(suite), judged=judged.get(judge_key(req, name)),
+                    faithfulness=judging.faithfulness(suite) if judging is not None else None))
             if name not in out.names:
                 out.names.append(name)
     harness_retriever_results(ctx, results, out)

@@ -68,7 +68,9 @@ def load_suite(path: str | Path) -> Suite:
     suite = Suite(name=m.name, root=root, manifest=manifest_path, mode=m.mode, cases=cases,
                   description=description, corpus=corpus, run_files=tuple(run_files), template=m.template,
                   thresholds=m.thresholds, gates=m.gates,
-                  settings={"k": m.k, "reference_models": m.reference_models}, rules=m.rules)
+                  settings={"k": m.k, "reference_models": m.reference_models, "scoring": m.scoring,
+                            "judges": m.judges, "judges_where": m.where("judges")},
+                  rules=m.rules)
     if cases_ok:
         _check_rule_languages(m, cases, problems)
         _check_runs(suite, problems)

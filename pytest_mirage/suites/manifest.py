@@ -30,8 +30,10 @@ DEFAULT_K = RETRIEVAL_K
 MAX_K = 1000  # a cut-off beyond any corpus a suite ships; 10**12 is a typo, not a setting
 DEFAULT_TEMPLATE = "mirage"
 
-TABLES = ("suite", "prompt", "thresholds", "gates", "source")
-SUITE_KEYS = ("name", "description", "mode", "cases", "corpus", "runs", "source", "k", "reference_models")
+TABLES = ("suite", "prompt", "thresholds", "gates", "source", "judges")
+SUITE_KEYS = ("name", "description", "mode", "cases", "corpus", "runs", "source", "k", "reference_models",
+              "scoring")
+SCORING_MODES = ("default", "mirage")
 PROMPT_KEYS = ("template",)
 MODES = ("oracle", "retrieval")
 # keys of a [source] table per kind (the suite name comes from [suite] name)
@@ -84,6 +86,8 @@ class Manifest:
     rules: tuple[ManifestRule, ...]
     source: SourceDecl | None
     lines: Mapping[Path_, int]
+    scoring: str = "default"
+    judges: Mapping[str, Any] | None = None  # the [judges] table as written (validated by the run)
 
     @property
     def root(self) -> Path:
@@ -429,6 +433,16 @@ def parse_manifest(path: Path, problems: Problems) -> Manifest | None:
         if t is not None:
             template = t
     rules = _rules(r, data)
+    scoring = s.get("scoring", "default")
+    if scoring not in SCORING_MODES:
+        r.add(("suite", "scoring"), f"[suite] scoring: found {scoring!r:.40}; expected \"default\" (the robust "
+              "citation parser and language match) or \"mirage\" (MIRAGE-Bench's evaluation code, see "
+              "docs/metrics.md)")
+        scoring = "default"
+    judges = data.get("judges")
+    if judges is not None and not isinstance(judges, dict):
+        r.add(("judges",), f"judges: found {_type_name(judges)}; expected a [judges] table of name = \"backend\"")
+        judges = None
     return Manifest(path=path, name=name, description=description, mode=mode, cases=cases, corpus=corpus,
                     runs=runs, k=k, reference_models=refs, template=template, rules=tuple(rules),
-                    source=source, lines=lines)
+                    source=source, lines=lines, scoring=str(scoring), judges=judges)

@@ -19,7 +19,8 @@ from .jsonl import iter_jsonl
 from .model import Suite
 from .problems import Problems
 
-RUN_KEYS = ("case_id", "model", "output", "answer", "citations", "retrieved", "contexts", "suite", "usage")
+RUN_KEYS = ("case_id", "model", "output", "answer", "citations", "retrieved", "contexts", "suite", "usage",
+            "truncated")
 MAX_SHOWN = 5
 
 
@@ -36,6 +37,7 @@ class RunLine:
     citations: tuple[str, ...] | None = None
     retrieved: tuple[str, ...] | None = None
     contexts: tuple[str, ...] | None = None
+    truncated: bool = False
 
 
 def _str_list(obj: dict[str, Any], key: str, where: str, problems: Problems) -> tuple[str, ...] | None:
@@ -91,10 +93,13 @@ def read_run_lines(path: Path, problems: Problems, default_model: str | None = N
             continue
         seen[key] = lineno
         n_before = problems.count
+        truncated = obj.get("truncated", False)
+        if not isinstance(truncated, bool):
+            problems.add(where, f"field 'truncated': found {truncated!r:.40}, expected true or false")
         line = RunLine(lineno, suite, case_id, model, output, answer,
                        citations=_str_list(obj, "citations", where, problems),
                        retrieved=_str_list(obj, "retrieved", where, problems),
-                       contexts=_str_list(obj, "contexts", where, problems))
+                       contexts=_str_list(obj, "contexts", where, problems), truncated=truncated is True)
         if problems.count == n_before:
             out.append(line)
     return out

@@ -7,9 +7,9 @@ import time
 import pytest
 
 from pytest_mirage.errors import MetricError
-from pytest_mirage.metrics.base import Metric, NotApplicable, Sample, builtin_registry
+from pytest_mirage.metrics.base import Sample, builtin_registry
 from pytest_mirage.metrics.builtin import METRICS
-from pytest_mirage.metrics.support import resolve_faithfulness, sentence_support
+from pytest_mirage.metrics.support import sentence_support
 from pytest_mirage.models.base import Answer
 from pytest_mirage.suites.model import Case, Passage
 
@@ -153,18 +153,8 @@ def test_support_null_without_context_or_words() -> None:
 
 def test_faithfulness_records_its_source() -> None:
     m = REG["faithfulness"]
-    assert m.source == "resolved from support_lexical"
-    assert "support_lexical" in m.description
-
-    def nli(s: Sample) -> float:
-        raise NotApplicable("stub")
-
-    judged = Metric("support_nli", nli, description="NLI entailment")
-    resolved = resolve_faithfulness({"support_lexical": REG["support_lexical"], "support_nli": judged})
-    assert resolved.name == "faithfulness" and resolved.fn is nli
-    assert resolved.source == "resolved from support_nli"
-    with pytest.raises(KeyError, match="no faithfulness signal"):
-        resolve_faithfulness({})
+    assert m.source == "resolved from faithfulness_lexical"
+    assert "faithfulness_lexical" in m.description and "support_llm" in m.description
 
 
 def test_language_metrics_on_samples() -> None:

@@ -1,0 +1,109 @@
+"""The judge layer end to end: a claim-level LLM judge on the local OpenAI-compatible server and a tiny
+NLI checkpoint through transformers, their values as ordinary metrics (thresholds, faithfulness,
+report), cached (a rerun makes no judge call), replay-only, garbled verdicts as nulls with reasons
+and in the judge-health block."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers.fake_openai import FakeOpenAIServer
+
+
+def judge_reply(body: Mapping[str, Any]) -> str:
+    """A scripted claim-level judge: two claims per answer; the first supported, the second not.
+    Answers about the Eiffel Tower get a garbled reply (re-asked once, then null)."""
+    prompt = body["messages"][-1]["content"]
+    if "Break the answer down" in prompt:
+        if "Eiffel" in prompt.split("Answer:")[-1]:
+            return "I would rather not list claims."
+        return json.dumps(["first claim", "second claim"])
+    n = len(re.findall(r"^\d+\. ", prompt.split("Claims:")[1], re.M))
+    return "\n".join(f"{i}: [[{'Yes' if i == 1 else 'No'}]]" for i in range(1, n + 1))
+
+
+def _args(srv: FakeOpenAIServer, root: Path, *extra: str) -> list[str]:
+    return ["demo", "--mirage-judges=support_llm=openai:fake-judge", f"--mirage-openai-base-url={srv.base_url}",
+            f"--mirage-cache={root / 'cache'}", f"--mirage-report={root / 'r.json'}", *extra]
+
+
+def test_llm_judge_values_cache_replay_and_health(pytester: pytest.Pytester, demo_suite: Path) -> None:
+    with FakeOpenAIServer(answer=judge_reply) as srv:
+        res = pytester.runpytest(*_args(srv, pytester.path, "--mirage-threshold=faithfulness >= 0.6"))
+        calls = srv.count
+        assert calls > 0
+        rep = json.loads((pytester.path / "r.json").read_text())
+        mine = [r for r in rep["results"] if r["model"] == "extractive"]
+        values = {r["case_id"]: r["metrics"]["support_llm"] for r in mine}
+        # en-001 and en-002 are about the Eiffel Tower: the judge's reply is garbled twice -> null
+        assert values["hi-001"] == 0.5 and values["ja-001"] == 0.5
+        assert values["en-001"] is None
+        reason = next(r for r in mine if r["case_id"] == "en-001")["null_reasons"]["support_llm"]
+        assert "claim" in reason.lower()
+        assert all(r["metrics"]["faithfulness"] == r["metrics"]["support_llm"] for r in mine)
+        assert "resolved to support_llm" in rep["metric_info"]["faithfulness"]["source"]
+        health = next(iter(rep["judge_health"].values()))
+        assert health["parse_failures"] >= 2 and health["reasks"] >= 2 and health["nulls"]["support_llm"] >= 2
+        # a failed threshold names what faithfulness stands for; a null one fails with the reason
+        res.stdout.fnmatch_lines(["*faithfulness is null (support_llm: *",
+                                  "*faithfulness 0.50 < 0.60 (--mirage-threshold) [[]faithfulness = support_llm[]]*",
+                                  "*pytest-mirage metric judges*", "*support_llm (*): * unparseable replies*"])
+
+        # a rerun answers every judge prompt from the cache
+        res = pytester.runpytest(*_args(srv, pytester.path))
+        assert srv.count == calls
+        again = json.loads((pytester.path / "r.json").read_text())
+        assert {r["case_id"]: r["metrics"]["support_llm"] for r in again["results"]
+                if r["model"] == "extractive"} == values
+
+        # replay-only never calls the judge model, and gives the same values
+        res = pytester.runpytest(*_args(srv, pytester.path, "--mirage-cache-mode=replay-only"))
+        assert srv.count == calls
+        replay = json.loads((pytester.path / "r.json").read_text())
+        assert {r["case_id"]: r["metrics"]["support_llm"] for r in replay["results"]
+                if r["model"] == "extractive"} == values
+
+
+def test_threshold_on_an_unconfigured_judge_metric_names_the_fix(pytester: pytest.Pytester, demo_suite: Path) -> None:
+    res = pytester.runpytest("demo", "--mirage-threshold=support_nli >= 0.5")
+    assert res.ret != 0
+    res.stdout.fnmatch_lines(["*support_nli is computed by a judge that is not configured for suite 'demo'; add "
+                              "--mirage-judges support_nli=BACKEND*"])
+
+
+def test_bad_judge_spec_is_one_usage_error(pytester: pytest.Pytester, demo_suite: Path) -> None:
+    res = pytester.runpytest("demo", "--mirage-judges=suport_nli=hf:/x")
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines(["*suport_nli*support_nli*"])
+
+
+def test_nli_judge_from_a_local_checkpoint_batched_and_cached(pytester: pytest.Pytester, demo_suite: Path,
+                                                              tmp_path: Path) -> None:
+    pytest.importorskip("torch", reason="needs the hf extra: pip install 'pytest-mirage[hf]'")
+    pytest.importorskip("transformers", reason="needs the hf extra: pip install 'pytest-mirage[hf]'")
+    from tests.helpers.tiny_models import nli_model
+
+    model = nli_model(tmp_path / "nli", (0.7, 0.2, 0.1))
+    args = ["demo", f"--mirage-judges=support_nli=hf:{model}?device=cpu", f"--mirage-cache={pytester.path / 'c'}",
+            f"--mirage-report={pytester.path / 'r.json'}", "--mirage-gate=support_nli.mean >= 0.6"]
+    res = pytester.runpytest_subprocess(*args)
+    assert res.ret == pytest.ExitCode.OK, res.stdout.str()
+    rep = json.loads((pytester.path / "r.json").read_text())
+    mine = [r for r in rep["results"] if r["model"] == "extractive"]
+    assert all(r["metrics"]["support_nli"] == pytest.approx(0.7, abs=1e-5) for r in mine)
+    assert all(r["metrics"]["faithfulness"] == r["metrics"]["support_nli"] for r in mine)
+    first = next(iter(rep["judge_health"].values()))
+    assert first["items"] >= 6 and first["batches"] >= 1
+    # the second run finds every score in the cache: the model scores nothing
+    res = pytester.runpytest_subprocess(*args)
+    assert res.ret == pytest.ExitCode.OK
+    again = json.loads((pytester.path / "r.json").read_text())
+    assert next(iter(again["judge_health"].values()))["items"] == 0
+    assert [r["metrics"]["support_nli"] for r in again["results"] if r["model"] == "extractive"] == \
+        [r["metrics"]["support_nli"] for r in mine]
