@@ -61,7 +61,8 @@ METRICS: list[Metric] = [
     _FAITHFULNESS_LEXICAL,
     faithfulness_metric(_FAITHFULNESS_LEXICAL),
     # generation
-    _m(truncated, "pytest-mirage (the answer hit max_tokens)", higher_is_better=False),
+    Metric("truncated", truncated, higher_is_better=False, description=" ".join((truncated.__doc__ or "").split()),
+           source="pytest-mirage (the answer hit max_tokens; computed when a rule names it)", default=False),
 ]
 
 
