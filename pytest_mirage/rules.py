@@ -108,6 +108,34 @@ def parse_rule(expr: str, *, gate: bool, source: str = "", optional: bool = Fals
                 expr=expr.strip(), optional=optional or m["optional"] is not None)
 
 
+VALUE_STATS = ("mean", "median", "min", "p10", "ci_low", "ci_high")  # statistics on the metric's own scale
+
+
+def vacuous(rule: Rule, bounds: tuple[float, float] | None) -> str | None:
+    """Why ``rule`` can never fail or never pass on a metric whose values lie in ``bounds``, or None.
+
+    ``citation_recall >= -1`` protects nothing and ``language_match.mean <= 7`` neither; a gate
+    that no value can meet fails every run. Both are configuration mistakes."""
+    if rule.stat == "pass_rate":
+        bounds = (0.0, 1.0)
+    elif rule.stat is not None and rule.stat not in VALUE_STATS:
+        return None  # PPI bounds may leave the metric's range
+    if bounds is None:
+        return None
+    lo, hi = bounds
+    v, op = rule.value, rule.op
+    # a bound equal to an end of the range ("citation_recall >= 0") is allowed: it switches a
+    # manifest rule off on purpose; one beyond the range is a mistake
+    always = {">=": v < lo, ">": v < lo, "<=": v > hi, "<": v > hi, "==": False}[op]
+    never = {">=": v > hi, ">": v >= hi, "<=": v < lo, "<": v <= lo, "==": not lo <= v <= hi}[op]
+    if not (always or never):
+        return None
+    rng = f"[{lo:g}, {hi:g}]"
+    what = "is always true" if always else "can never be met"
+    return (f"{rule.expr!r} ({rule.source}) {what}: {rule.metric} takes values in {rng}; choose a bound inside "
+            "that range")
+
+
 def merge_rules(layers: Sequence[Sequence[Rule]]) -> list[Rule]:
     """Merge rule layers from lowest to highest precedence; a later rule with the same key wins."""
     out: dict[tuple[str, str | None, str | None], Rule] = {}

@@ -64,6 +64,9 @@ class Metric:
     source: str = ""  # paper / section the definition comes from
     default: bool = True  # computed unless the user selects metrics explicitly
     scope: str = "case"  # "case": computed per case; "model": one value per suite x language x model
+    # the values the metric can take (None: unbounded or unknown); a rule whose bound makes it always
+    # true or never satisfiable on this range is a usage error
+    bounds: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,8 @@ Definitions, sources and edge cases: ``docs/metrics.md``. Every metric is a pure
 
 from __future__ import annotations
 
+import math
+
 from .base import Metric, MetricFn, NotApplicable, Sample, builtin_registry, register_builtin
 from .citations import citation_map, citation_precision, citation_recall, invalid_citations
 from .facts import faithfulness_lexical, support_facts
@@ -15,10 +17,13 @@ from .overlap import bleu, char3_recall, chrf, rouge_l, token_f1
 from .retrieval import file_hit_at_k, hit_at_k, mrr_at_k, precision_at_k
 from .support import faithfulness_metric, support_lexical, support_lexical_uncited
 
+UNIT = (0.0, 1.0)
 
-def _m(fn: MetricFn, source: str, *, higher_is_better: bool = True) -> Metric:
+
+def _m(fn: MetricFn, source: str, *, higher_is_better: bool = True,
+       bounds: tuple[float, float] | None = UNIT) -> Metric:
     return Metric(fn.__name__, fn, higher_is_better=higher_is_better,
-                  description=" ".join((fn.__doc__ or "").split()), source=source)
+                  description=" ".join((fn.__doc__ or "").split()), source=source, bounds=bounds)
 
 
 _SUPPORT = _m(support_lexical, "pytest-mirage (lexical analogue of MIRAGE-Bench §4.1 support)")
@@ -48,7 +53,7 @@ METRICS: list[Metric] = [
     _m(citation_map, "MIRAGE-Bench §4.1, Appendix A (trec_eval map_cut_10; robust parser, or "
                      "MIRAGE-Bench's with scoring='mirage')"),
     _m(citation_precision, "pytest-mirage (id-level precision of the cited ids)"),
-    _m(invalid_citations, "pytest-mirage", higher_is_better=False),
+    _m(invalid_citations, "pytest-mirage", higher_is_better=False, bounds=(0.0, math.inf)),
     # retrieval (retrieval mode only)
     _m(hit_at_k, "Khmer RAG study (Hit Rate@k)"),
     _m(file_hit_at_k, "Khmer RAG study (File Hit Rate@k)"),
@@ -62,7 +67,8 @@ METRICS: list[Metric] = [
     faithfulness_metric(_FAITHFULNESS_LEXICAL),
     # generation
     Metric("truncated", truncated, higher_is_better=False, description=" ".join((truncated.__doc__ or "").split()),
-           source="pytest-mirage (the answer hit max_tokens; computed when a rule names it)", default=False),
+           source="pytest-mirage (the answer hit max_tokens; computed when a rule names it)", default=False,
+           bounds=UNIT),
 ]
 
 
@@ -76,7 +82,8 @@ MODEL_METRICS = (
            "from its mean heuristic features (a trained surrogate must exist next to the suite)",
            "MIRAGE-Bench §4.3", default=False, scope="model"),
     Metric("surrogate_rank", _model_level, False, "Rank of the model among the surrogate's training models plus "
-           "the models under test (1 = best)", "MIRAGE-Bench §4.3", default=False, scope="model"),
+           "the models under test (1 = best)", "MIRAGE-Bench §4.3", default=False, scope="model",
+           bounds=(1.0, math.inf)),
 )
 
 

@@ -123,4 +123,5 @@ def faithfulness_metric(signal: Metric) -> Metric:
     return Metric("faithfulness", signal.fn, higher_is_better=signal.higher_is_better,
                   description=f"Faithfulness of the answer to its context; resolved to {signal.name} unless a "
                               f"support_llm or support_nli judge is configured: {signal.description}",
+                  bounds=(0.0, 1.0),
                   source=f"resolved from {signal.name}")

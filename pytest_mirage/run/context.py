@@ -16,7 +16,7 @@ from ..judges.spec import JudgeSpec, merge_specs, parse_judge_specs
 from ..metrics.base import MetricRegistry
 from ..models.base import ModelAdapter
 from ..models.registry import ModelRegistry, ModelSpec
-from ..rules import Rule, is_regression_gate, merge_rules, parse_rule
+from ..rules import Rule, is_regression_gate, merge_rules, parse_rule, vacuous
 from ..settings import Settings
 from ..stats import StatsError
 from ..stats.gates import RegressionGate, parse_regression_gate
@@ -70,6 +70,8 @@ class RunContext:
         for rule in s.rules_cli_ini:
             if rule.metric not in self.metrics:
                 raise ConfigError(f"{rule.source}: {rule.expr!r}: {unknown_metric(self.metrics, rule.metric)}")
+            if why := vacuous(rule, self.metrics[rule.metric].bounds):
+                raise ConfigError(why)
         for name in s.metrics or ():
             if name not in self.metrics:
                 raise ConfigError(f"{s.source('metrics')}: {unknown_metric(self.metrics, name)}")
@@ -182,6 +184,8 @@ class RunContext:
         gt = merge_rules([gt_manifest, s.gates_ini, s.gates_cli])
         problems = [f"{r.source}: {r.expr!r}: {unknown_metric(self.metrics, r.metric)}"
                     for r in (*th_manifest, *gt_manifest) if r.metric not in self.metrics]
+        problems += [f"{r.source}: {why}" for r in (*th_manifest, *gt_manifest)
+                     if r.metric in self.metrics and (why := vacuous(r, self.metrics[r.metric].bounds))]
         if problems:
             raise SuiteError("\n".join(problems))
         judged = {m for spec in self.judge_specs(suite) for m in spec.metrics}

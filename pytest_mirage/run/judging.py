@@ -42,6 +42,7 @@ from .context import RunContext
 from .evaluate import metric_sample
 from .requests import finalize_answer
 
+SCALES: dict[str, tuple[float, float]] = {"0-1": (0.0, 1.0), "1-5": (1.0, 5.0), "0-5": (0.0, 5.0)}
 REPLY_CHARS = 2000  # judge reply text kept per case for the report's per-case view
 
 
@@ -228,7 +229,7 @@ def register_judge_metrics(registry: MetricRegistry) -> None:
     for info in JUDGE_METRICS.values():
         registry.register(Metric(info.name, _judge_metric(info.judge), higher_is_better=info.higher_is_better,
                                  description=f"{info.description} (scale {info.scale})", source=info.source,
-                                 default=False, scope="judge"))
+                                 default=False, scope="judge", bounds=SCALES.get(info.scale)))
 
 
 def _judge_metric(judge: str) -> Callable[[Sample], float]:

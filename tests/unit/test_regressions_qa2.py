@@ -88,3 +88,29 @@ def test_two_suites_with_equal_node_ids_keep_their_results(pytester: pytest.Pyte
     assert res.ret == 0
     rep = json.loads(report.read_text())
     assert sorted({r["suite"] for r in rep["results"] if r["model"] == "extractive"}) == ["one", "two"]
+
+
+@pytest.mark.parametrize(("expr", "gate", "message"), [
+    ("citation_recall.mean >= -1", True, "is always true"),
+    ("rouge_l <= 7", False, "is always true"),
+    ("rouge_l.pass_rate >= 1.5", True, "can never be met"),
+    ("language_match > 1", False, "can never be met"),
+    ("invalid_citations < 0", False, "can never be met"),
+])
+def test_vacuous_rules_are_named(expr: str, gate: bool, message: str) -> None:
+    from pytest_mirage.metrics import builtin_registry
+    from pytest_mirage.rules import vacuous
+
+    rule = parse_rule(expr, gate=gate, source="--mirage-gate")
+    why = vacuous(rule, builtin_registry()[rule.metric].bounds)
+    assert why is not None and message in why and "--mirage-gate" in why
+
+
+@pytest.mark.parametrize("expr", ["citation_recall >= 0", "rouge_l <= 1", "invalid_citations <= 3",
+                                  "faithfulness.ppi_low >= -0.2"])
+def test_rules_at_the_ends_of_the_range_are_allowed(expr: str) -> None:
+    from pytest_mirage.metrics import builtin_registry
+    from pytest_mirage.rules import vacuous
+
+    rule = parse_rule(expr, gate="ppi" in expr)
+    assert vacuous(rule, builtin_registry()[rule.metric].bounds) is None
