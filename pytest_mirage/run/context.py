@@ -184,7 +184,7 @@ class RunContext:
         gt = merge_rules([gt_manifest, s.gates_ini, s.gates_cli])
         problems = [f"{r.source}: {r.expr!r}: {unknown_metric(self.metrics, r.metric)}"
                     for r in (*th_manifest, *gt_manifest) if r.metric not in self.metrics]
-        problems += [f"{r.source}: {why}" for r in (*th_manifest, *gt_manifest)
+        problems += [why for r in (*th_manifest, *gt_manifest)
                      if r.metric in self.metrics and (why := vacuous(r, self.metrics[r.metric].bounds))]
         if problems:
             raise SuiteError("\n".join(problems))

@@ -21,27 +21,35 @@ def test_cli_threshold_fails_cases_with_a_clear_message(pytester: pytest.Pyteste
 
 
 def test_ini_threshold_overrides_manifest(pytester: pytest.Pytester, demo_suite: Path) -> None:
-    # manifest: citation_recall >= 0.5 (passes); ini raises it to an impossible 1.01
-    pytester.makeini("[pytest]\nmirage_thresholds =\n    citation_recall >= 1.01\n")
+    # manifest: citation_recall >= 0.5 (passes); ini raises it to an impossible < 0.5
+    pytester.makeini("[pytest]\nmirage_thresholds =\n    citation_recall < 0.5\n")
     res = pytester.runpytest("demo")
     res.assert_outcomes(failed=6)
-    res.stdout.fnmatch_lines(["*citation_recall 1.00 < 1.01 (mirage_thresholds in tox.ini)*"])
+    res.stdout.fnmatch_lines(["*citation_recall 1.00 >= 0.50 (mirage_thresholds in tox.ini)*"])
 
 
 def test_cli_overrides_ini(pytester: pytest.Pytester, demo_suite: Path) -> None:
-    pytester.makeini("[pytest]\nmirage_thresholds =\n    citation_recall >= 1.01\n")
+    pytester.makeini("[pytest]\nmirage_thresholds =\n    citation_recall < 0.5\n")
     res = pytester.runpytest("demo", "--mirage-threshold=citation_recall>=0.5")
     res.assert_outcomes(passed=6)
 
 
 def test_pyproject_ini_source_is_named(pytester: pytest.Pytester, demo_suite: Path) -> None:
+    pytester.makepyprojecttoml('[tool.pytest.ini_options]\nmirage_thresholds = ["rouge_l >= 0.99"]\n')
+    res = pytester.runpytest("demo")
+    res.stdout.fnmatch_lines(["*rouge_l * < 0.99 (mirage_thresholds in pyproject.toml)*"])
+
+
+def test_a_bound_outside_the_metric_range_is_a_usage_error(pytester: pytest.Pytester, demo_suite: Path) -> None:
     pytester.makepyprojecttoml('[tool.pytest.ini_options]\nmirage_thresholds = ["language_match >= 1.5"]\n')
     res = pytester.runpytest("demo")
-    res.stdout.fnmatch_lines(["*language_match * < 1.50 (mirage_thresholds in pyproject.toml)*"])
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines(["*'language_match >= 1.5' (mirage_thresholds in pyproject.toml) can never be met: "
+                              "language_match takes values in [[]0, 1[]]*"])
 
 
 def test_language_specific_threshold(pytester: pytest.Pytester, demo_suite: Path) -> None:
-    res = pytester.runpytest("demo", "--mirage-threshold", "citation_recall@hi >= 1.01")
+    res = pytester.runpytest("demo", "--mirage-threshold", "citation_recall@hi < 0.5")
     res.assert_outcomes(passed=4, failed=2)
 
 
@@ -85,7 +93,7 @@ def test_every_gate_statistic_is_reported(pytester: pytest.Pytester, demo_suite:
 
 def test_manifest_gate_failure(pytester: pytest.Pytester, demo_suite: Path) -> None:
     toml = demo_suite / "suite.toml"
-    toml.write_text(toml.read_text() + '\n[gates]\n"language_match.mean" = ">= 1.5"\n')
+    toml.write_text(toml.read_text() + '\n[gates]\n"rouge_l.mean" = ">= 0.9"\n')
     res = pytester.runpytest("demo")
     assert res.ret == pytest.ExitCode.TESTS_FAILED
-    res.stdout.fnmatch_lines(["*language_match.mean >= 1.5 -> * (*demo[/]suite.toml:13)*"])
+    res.stdout.fnmatch_lines(["*rouge_l.mean >= 0.9 -> * (*demo[/]suite.toml:13)*"])
