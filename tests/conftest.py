@@ -27,6 +27,16 @@ def _warm_model_caches() -> None:
     from pytest_mirage.models.base import Answer
     from pytest_mirage.suites.loader import load_suite
 
+    # transformers resolves its classes lazily; an in-process pytester run drops the modules imported
+    # during it, which leaves transformers half-initialised for later tests: resolve them up front
+    try:
+        import transformers
+    except ImportError:
+        pass
+    else:
+        for name in ("GenerationMixin", "AutoModelForCausalLM", "AutoModelForSequenceClassification", "AutoTokenizer",
+                     "BertForSequenceClassification", "LlamaForCausalLM", "XLMRobertaModel", "BertModel"):
+            getattr(transformers, name)
     suite = load_suite(DEMO)
     reg = builtin_registry()
     for case in suite.cases:
