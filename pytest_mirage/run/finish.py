@@ -235,6 +235,13 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
              if (g.suite, g.lang) in arena.unhealthy and g.metric in model_level
              else g for g in gates]
     fatal = list(arena.fatal)
+    if baseline is None:
+        for ref in sorted({r.suite_ref for r in res}):
+            suite_gates = ctx.rules(ctx.suite(ref)).regressions
+            if suite_gates:
+                all_problems.append(f"regression gates of suite {ctx.suite(ref).name} not evaluated "
+                                    f"({', '.join(g.expr for g in suite_gates)}): they compare with a baseline "
+                                    "run; give one with --mirage-baseline PATH")
     if baseline is not None:
         try:
             outcome = compare_with_baseline(ctx, baseline[0], baseline[1], res)
