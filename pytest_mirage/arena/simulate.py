@@ -1,5 +1,5 @@
 """Simulated arenas with known latent qualities, for validating the Bradley-Terry fit and the
-surrogate judge (issue #6 point 6; MIRAGE-Bench Tables 2 and 5 report the real-data figures).
+surrogate judge (MIRAGE-Bench Tables 2 and 5 report the real-data figures).
 
 The simulated judge compares two answers to a query: with answer quality ``q_m + e_qm``
 (``e_qm ~ N(0, answer_noise)``: a model is better on some queries than on others) it sees

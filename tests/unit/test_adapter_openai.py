@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import re
 import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -76,10 +75,9 @@ def test_a_refused_connection_is_a_connection_failure_not_a_timeout(http: str) -
     adapter = create(spec)
     assert adapter.http == http
     stats = EngineStats()
-    started = time.monotonic()
     out = run_requests(adapter, make_requests(1), EngineSettings(
         cache_mode="off", stats=stats, retry=RetryPolicy(max_retries=2, base_s=0.01, max_backoff_s=0.02)))
-    assert time.monotonic() - started < 10
+    assert stats.calls == 3 and stats.retries == 2  # retried as a connection failure, never timed out
     message = str(out[0])
     assert isinstance(out[0], ModelError), message
     assert f"POST http://127.0.0.1:{port}/v1/chat/completions: connection failed (" in message

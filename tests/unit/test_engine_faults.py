@@ -202,9 +202,9 @@ def test_retry_after_beyond_the_wait_limit_gives_up_with_the_reason() -> None:
     reqs = make_requests(1)
     with FakeOpenAIServer(faults={"q-0:": ["429:3600"]}) as server:
         adapter = create(parse_model_spec(f"openai:fake?base_url={server.base_url}"))
-        started = time.monotonic()
         out = run_requests(adapter, reqs, EngineSettings(retry=FAST))
-    assert time.monotonic() - started < 5
+        attempts = len(server.log)
+    assert attempts == 1  # an hour's Retry-After is not waited for, and not retried
     assert isinstance(out[0], ModelError)
     assert "retry after 3600s" in str(out[0]) and "HTTP 429" in str(out[0])
 

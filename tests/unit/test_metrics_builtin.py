@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from pytest_mirage.errors import MetricError
@@ -112,14 +110,13 @@ def test_exact_match_scores_exactly_one_not_above() -> None:
         assert values(sample(text, case=case), *overlap) == dict.fromkeys(overlap, 1.0)
 
 
-def test_language_metrics_on_a_huge_unspaced_answer_are_fast() -> None:
-    # regression: language ID was quadratic on text without spaces (a 6M-character answer hung)
+def test_language_metrics_on_a_huge_unspaced_answer() -> None:
+    # regression: language ID was quadratic on text without spaces (a 6M-character answer hung); it
+    # now reads a bounded sample (tests/unit/test_text_langid.py; speed: benchmarks/bench_langid.py)
     for lang, unit in (("ja", "東京は日本の首都であり、政治と経済の中心地です。"), ("th", "กรุงเทพมหานครเป็นเมืองหลวงของประเทศไทย")):
         case = Case(suite="s", id="q7", lang=lang, question="?", passages=CTX, relevant=("a#0",), answers=())
         text = (unit * (1_000_000 // len(unit) + 1))[:1_000_000]
-        start = time.perf_counter()
         v = values(sample(text, case=case), "language_match", "english_share")
-        assert time.perf_counter() - start < 0.5
         assert v == {"language_match": 1.0, "english_share": 0.0}
 
 

@@ -4,7 +4,6 @@ benchmarks/bench_langid.py's job)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -106,15 +105,17 @@ def test_long_text_is_read_as_a_bounded_sample() -> None:
     ("de", "abcdefghij"), ("de", "Hauptstadt@Berlin"),  # Latin without spaces: the cleaning regexes, fastText
     ("sw", "Mjimkuu"), ("yo", "Olúìlúorílẹ̀-èdè"),  # langid.py + lingua; lingua
 ])
-def test_a_million_characters_without_spaces_are_scored_fast(lang: str, unit: str) -> None:
-    # regression: the e-mail pattern of clean_text was quadratic (1 s on 20k Japanese characters)
-    for fn in (language_probability, english_probability):  # load the models outside the timing
-        fn(unit * 3, lang)
+def test_a_million_characters_without_spaces_are_scored_on_a_bounded_sample(lang: str, unit: str) -> None:
+    # regression: the e-mail pattern of clean_text was quadratic (1 s on 20k Japanese characters) and
+    # a 6M-character answer hung; the detectors now see a bounded sample whatever the length (the
+    # speed itself is measured by benchmarks/bench_langid.py, not here)
+    from pytest_mirage.text.langid import SAMPLE_CHARS, clean_text, sample_text
+
     text = _repeat(unit, 1_000_000)
-    start = time.perf_counter()
+    assert len(sample_text(text)) <= SAMPLE_CHARS + 16
+    assert len(clean_text(text)) <= SAMPLE_CHARS + 16  # the windows are joined by a separator
     for fn in (language_probability, english_probability):
         assert 0.0 <= fn(text, lang) <= 1.0
-    assert time.perf_counter() - start < 0.5
 
 
 def test_per_language_detectors_come_from_the_calibration_file() -> None:
