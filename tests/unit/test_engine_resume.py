@@ -70,7 +70,8 @@ def test_a_killed_run_resumes_with_exactly_the_missing_calls(tmp_path: Path) -> 
         deadline = time.monotonic() + 60
         while len(_cached_cases(cache)) < 12:
             assert proc.poll() is None, f"worker ended early: {proc.communicate()}"
-            assert time.monotonic() < deadline, "worker made no progress"
+            if time.monotonic() > deadline:  # a hang guard, not a speed check
+                pytest.fail("the worker made no progress in 60 s")
             time.sleep(0.01)
         proc.kill()  # SIGKILL: no cleanup, like a killed CI job
         proc.communicate(timeout=30)
