@@ -4,25 +4,15 @@ server, outputs that cannot be written, a language filter that matches nothing."
 from __future__ import annotations
 
 import json
-import re
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.helpers.answers import rag_answer
 from tests.helpers.fake_openai import FakeOpenAIServer
 
 KEY = "sk-test-SECRET-9f8e7d6c5b4a"
-
-
-def rag_answer(body: Mapping[str, Any]) -> str:
-    prompt = body["messages"][-1]["content"]
-    m = re.search(r'"\[([^\]]+)\]" (?:[^\n]*? - )?([^\n]+)', prompt)
-    assert m, prompt[:200]
-    first = re.split(r"(?<=[.。।])\s*", m.group(2))[0]
-    return f"##Reason: {first} [{m.group(1)}]\n##Answer: {first} [{m.group(1)}]"
 
 
 def test_no_key_in_any_file_the_plugin_writes(pytester: pytest.Pytester, demo_suite: Path,

@@ -3,23 +3,13 @@
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.helpers.answers import rag_answer
 from tests.helpers.fake_openai import FakeOpenAIServer
-
-
-def rag_answer(body: Mapping[str, Any]) -> str:
-    """Cite the first passage of the prompt and copy its first sentence."""
-    prompt = body["messages"][-1]["content"]
-    m = re.search(r'"\[([^\]]+)\]" (?:[^\n]*? - )?([^\n]+)', prompt)
-    assert m, prompt[:200]
-    first = re.split(r"(?<=[.。।])\s*", m.group(2))[0]
-    return f"##Reason: {first} [{m.group(1)}]\n##Answer: {first} [{m.group(1)}]"
 
 
 @pytest.fixture
