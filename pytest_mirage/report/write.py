@@ -25,6 +25,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; a report is as readable as any file
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -32,6 +33,12 @@ def write_atomic(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def render_outputs(report: RunReport, *, json_path: Path | None, markdown: Path | None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -350,6 +351,9 @@ def test_write_reports(tmp_path: Path) -> None:
     assert page.read_text(encoding="utf-8") == html_report(rep)
     assert render_outputs(rep, json_path=None, markdown=None, html=None) == []
     assert not list(tmp_path.rglob("*.tmp"))  # written through temporary files, none left
+    mask = os.umask(0)
+    os.umask(mask)
+    assert md.stat().st_mode & 0o777 == 0o666 & ~mask  # as readable as any file, not mkstemp's 0600
 
 
 def test_unwritable_report_is_a_problem_not_a_crash(tmp_path: Path) -> None:
