@@ -7,7 +7,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "tests" / "data" / "demo"
-SHARED = ROOT.parent / "shared"
+# tests/data holds suites the tests copy into pytester folders; it is not itself a test target
+collect_ignore = ["data"]
 
 
 @pytest.fixture
