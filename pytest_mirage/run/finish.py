@@ -68,7 +68,8 @@ def case_details(ctx: RunContext, results: Iterable[CaseResult]) -> list[CaseDet
                       for p in passages)
         out.append(CaseDetail(r.suite, r.case_id, r.lang, r.model, case.source, case.question,
                               _excerpt(str(answer), ANSWER_CHARS) if answer is not None else None,
-                              tuple(c for c in cited if c in known), tuple(c for c in cited if c not in known), views))
+                              tuple(c for c in cited if c in known), tuple(c for c in cited if c not in known), views,
+                              dict(r.judge_replies)))
     return out
 
 

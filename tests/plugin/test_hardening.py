@@ -76,3 +76,13 @@ def test_language_filter_that_matches_nothing_says_so(pytester: pytest.Pytester,
     res = pytester.runpytest("demo", "--mirage-lang", "it")
     assert res.ret == pytest.ExitCode.NO_TESTS_COLLECTED
     res.stdout.fnmatch_lines(["*--mirage-lang: no collected suite has cases in it*"])
+
+
+def test_a_key_in_extra_is_refused_without_being_repeated(pytester: pytest.Pytester, demo_suite: Path) -> None:
+    with FakeOpenAIServer(answer=rag_answer) as srv:
+        spec = f'openai:fake-rag?base_url={srv.base_url}&extra={{"api_key": "{KEY}"}}'
+        res = pytester.runpytest_subprocess("demo", f"--mirage-model={spec}", "-p", "no:cacheprovider")
+        assert srv.count == 0
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    out = res.stdout.str() + res.stderr.str()
+    assert "api_key" in out and KEY not in out
