@@ -70,6 +70,10 @@ OPTIONS: tuple[Option, ...] = (
            "string", "MODE"),
     Option("--mirage-judge", "mirage_judge", "pairwise LLM judge (any model spec, e.g. openai:gpt-4o): judge "
            "sampled pairs of models and fit a Bradley-Terry arena", "string", "SPEC"),
+    Option("--mirage-battles", "mirage_battles", "pairwise judgments made elsewhere (e.g. MIRAGE-Bench's released "
+           "GPT-4o judgments as JSON lines: query_id, model_A, model_B, verdict): fit the arena and train the "
+           "surrogate from them instead of --mirage-judge; the run then scores with MIRAGE-Bench's definitions "
+           "unless --mirage-scoring says otherwise", "string", "FILE"),
     Option("--mirage-judge-queries", "mirage_judge_queries", "queries judged per suite x language (seeded "
            "sample)", "int", "N", defaults.JUDGE_QUERIES),
     Option("--mirage-judge-order", "mirage_judge_order", "both (each pair judged in both orders) or random "

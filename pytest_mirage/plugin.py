@@ -371,7 +371,7 @@ class MirageController:
         self._jobs: dict[str, list[Job]] = {}
         self._langs: set[str] = set()
         self._collected: list[tuple[str, Case]] = []
-        self.baseline: tuple[Path, list[Any]] | None = None
+        self.baseline: tuple[Path, Any] | None = None
         if not self.is_worker:
             s = self.ctx.settings
             if s.baseline is not None:

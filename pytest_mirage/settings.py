@@ -56,6 +56,7 @@ class Settings:
     suite_stats: bool = False
     leaderboard: bool = True
     judge: ModelSpec | None = None
+    battles: Path | None = None  # imported pairwise judgments (--mirage-battles), instead of a live judge
     judge_queries: int = defaults.JUDGE_QUERIES
     judge_order: str = defaults.JUDGE_ORDER
     tournaments: int = defaults.TOURNAMENTS
@@ -210,10 +211,15 @@ def resolve(config: Any) -> Settings:
     scoring = get("--mirage-scoring")
 
     judge_raw = get("--mirage-judge")
+    battles = get("--mirage-battles")
     train = get("--mirage-train-surrogate")
-    if train.value and not judge_raw.value:
+    if judge_raw.value and battles.value:
+        raise ConfigError(f"{judge_raw.source} and {battles.source} both give the arena's verdicts; use the "
+                          "live judge (--mirage-judge) or the imported judgments (--mirage-battles), not both")
+    if train.value and not (judge_raw.value or battles.value):
         raise ConfigError("--mirage-train-surrogate needs a judge: add --mirage-judge SPEC (answers and judge "
-                          "calls are cached, so re-running costs nothing)")
+                          "calls are cached, so re-running costs nothing) or imported pairwise judgments "
+                          "(--mirage-battles FILE)")
     metrics = get("--mirage-metrics")
     features = get("--mirage-surrogate-features")
     cache = get("--mirage-cache")
@@ -239,6 +245,7 @@ def resolve(config: Any) -> Settings:
         concurrency=concurrency, suite_stats=bool(get("--mirage-suite-stats").value),
         leaderboard=not get("--mirage-no-leaderboard").value,
         judge=parse_model_spec(judge_raw.value, model_defaults) if judge_raw.value else None,
+        battles=Path(str(battles.value)) if battles.value else None,
         judge_queries=parse_int(jq.value, jq.source, defaults.JUDGE_QUERIES, minimum=1),
         judge_order=_choice(get("--mirage-judge-order"), JUDGE_ORDERS),
         tournaments=parse_int(tn.value, tn.source, defaults.TOURNAMENTS, minimum=defaults.MIN_TOURNAMENTS),

@@ -43,6 +43,7 @@ from .stats import ArenaError, competition_ranks, kendall_tau, percentile_interv
 
 FORMAT = "pytest-mirage-surrogate"
 FORMAT_VERSION = 1
+SCORINGS = ("default", "mirage")  # the metric definitions features can be computed with
 DEFAULT_TREES = 100
 DEFAULT_HEALTH_TOURNAMENTS = 100
 RETRAIN_HINT = "retrain it with --mirage-train-surrogate"
@@ -450,6 +451,9 @@ class Surrogate:
     source: str = "<memory>"  # where it was loaded from, for error messages
     # the pairwise judge's reliability figures when it was trained (JudgeReliability.to_json())
     judge_reliability: Mapping[str, float | int | None] | None = None
+    # the metric definitions its features were computed with: "default" or "mirage" (MIRAGE-Bench's
+    # evaluation code); a run applies it only with the same definitions
+    scoring: str = "default"
 
     @property
     def training_models(self) -> tuple[str, ...]:
@@ -495,7 +499,7 @@ class Surrogate:
     def to_json(self) -> dict[str, Any]:
         return {
             "format": FORMAT, "version": FORMAT_VERSION, "created": self.created, "judge": self.judge,
-            "suite": self.suite, "lang": self.lang, "features": list(self.features),
+            "suite": self.suite, "lang": self.lang, "scoring": self.scoring, "features": list(self.features),
             "training": {"models": list(self.training_models),
                          "strengths": {m: self.training_strengths[m] for m in self.training_models},
                          "features": {m: {n: self.training_features[m][n] for n in self.features}
@@ -549,13 +553,18 @@ def train_surrogate(features: Features, strengths: Mapping[str, float], *,
                     feature_names: Sequence[str] | None = None, n_estimators: int = DEFAULT_TREES,
                     seed: int = 0, judge: str = "", suite: str | None = None, lang: str | None = None,
                     health: SurrogateHealth | None = None, created: str | None = None,
-                    judge_reliability: Mapping[str, float | int | None] | None = None) -> Surrogate:
+                    judge_reliability: Mapping[str, float | int | None] | None = None,
+                    scoring: str = "default") -> Surrogate:
     """Fit the forest from per-model mean ``features`` to BT ``strengths`` (one entry per model).
 
     The training models are the keys of ``strengths``; each needs every chosen feature.
     ``judge_reliability`` (the pairwise judge's ``JudgeReliability.to_json()``) is stored with the
     surrogate so that :meth:`Surrogate.decision` can repeat the health decision when it is loaded.
+    ``scoring``: the metric definitions the features were computed with (stored; see
+    :attr:`Surrogate.scoring`).
     """
+    if scoring not in SCORINGS:
+        raise SurrogateError(f"scoring {scoring!r} is not one of {list(SCORINGS)}")
     models = sorted(strengths)
     if len(models) < 2:
         raise SurrogateError(f"a surrogate needs at least 2 training models with strengths; got {models}")
@@ -571,7 +580,7 @@ def train_surrogate(features: Features, strengths: Mapping[str, float], *,
         training_strengths={m: float(y[i]) for i, m in enumerate(models)},
         created=created or datetime.now(UTC).isoformat(timespec="seconds"), judge=judge, suite=suite,
         lang=lang, health=health, params={"n_estimators": n_estimators, "seed": seed},
-        judge_reliability=None if judge_reliability is None else dict(judge_reliability))
+        judge_reliability=None if judge_reliability is None else dict(judge_reliability), scoring=scoring)
 
 
 # ---------------------------------------------------------------- loading (strict validation)
@@ -782,7 +791,7 @@ def _tree_depth(tree: RegressionTree) -> int:
 
 
 HEALTH_INTS = ("tournaments", "holdout", "models")
-TOP_FIELDS = ("format", "version", "created", "judge", "suite", "lang", "features", "training", "health",
+TOP_FIELDS = ("format", "version", "created", "judge", "suite", "lang", "scoring", "features", "training", "health",
               "judge_reliability", "params", "forest")
 RELIABILITY_COUNTS = ("judgments", "decided", "ties", "parse_failures", "errors", "retried", "swap_pairs",
                       "swap_consistent")
@@ -871,6 +880,9 @@ def _parse(data: Any, source: str) -> Surrogate:
     for key, v in (("suite", suite), ("lang", lang)):
         if v is not None:
             _name(v, source, key)
+    scoring = data.get("scoring", "default")  # files written before the field: the default definitions
+    if scoring not in SCORINGS:
+        raise _bad(source, "scoring", scoring, f"one of {list(SCORINGS)}")
     names = _get(data, "features", list, source, "")
     if not names or len(names) > MAX_FEATURES or len(set(map(repr, names))) != len(names):
         raise _bad(source, "features", names, f"a non-empty list of at most {MAX_FEATURES} distinct feature names")
@@ -940,7 +952,8 @@ def _parse(data: Any, source: str) -> Surrogate:
                    f"at most {MAX_EVAL_STEPS:,} tree levels in all (bounds the time one prediction takes)")
     return Surrogate(features=tuple(names), trees=trees, training_features=tfeatures,
                      training_strengths=strengths, created=created, judge=judge, suite=suite, lang=lang,
-                     health=health, params=params, source=source, judge_reliability=reliability)
+                     health=health, params=params, source=source, judge_reliability=reliability,
+                     scoring=scoring)
 
 
 def _check_identity(sur: Surrogate, source: str, suite: str | None, lang: str | None) -> None:

@@ -36,7 +36,7 @@ class ReplayModel:
 
     retrieves = True  # a recorded run carries its own retrieved ids/contexts
 
-    def __init__(self, path: Path, model: str | None = None) -> None:
+    def __init__(self, path: Path, model: str | None = None, name: str | None = None) -> None:
         if not path.is_file():
             raise ConfigError(f"replay:{path}: no such run file; record one with --mirage-record PATH")
         lines = load_run_lines(path)
@@ -48,7 +48,8 @@ class ReplayModel:
             model = names[0] if names else path.stem
         elif model not in names:
             raise ConfigError(f"replay:{path}?model={model}: no such model in the file; found {names}")
-        self.name = model
+        self.recorded = model  # the model's name in the file
+        self.name = name or model  # its name in this run (name= in the spec)
         self.path = path
         self._lines: list[RunLine] = [r for r in lines if r.model == model]
         self._answers: dict[tuple[str | None, str], Answer] = {(r.suite, r.case_id): to_answer(r)
@@ -76,7 +77,7 @@ class ReplayModel:
                 continue
             ans = self._answers.get((r.case.suite, r.case.id)) or self._answers.get((None, r.case.id))
             if ans is None:
-                out.append(ModelError(f"replay:{self.path}: no recorded answer of model {self.name!r} for "
+                out.append(ModelError(f"replay:{self.path}: no recorded answer of model {self.recorded!r} for "
                                       f"case {r.case.id!r} of suite {r.case.suite!r}"))
             else:
                 out.append(ans)
@@ -86,4 +87,5 @@ class ReplayModel:
 def create(spec: ModelSpec) -> ReplayModel:
     if not spec.arg:
         raise ConfigError("--mirage-model replay: needs a run file, e.g. replay:runs/gpt4o.jsonl")
-    return ReplayModel(Path(spec.arg), model=spec.options.get("model"))
+    return ReplayModel(Path(spec.arg), model=spec.options.get("model"),
+                       name=spec.display_name if "name" in spec.options else None)

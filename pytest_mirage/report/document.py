@@ -61,11 +61,12 @@ def _overview(report: RunReport) -> list[Block]:
     if report.suites:
         rows = tuple(Row((n(s.name), s.mode or NULL, NULL if s.cases is None else str(s.cases),
                           ", ".join(n(x) for x in s.languages) or NULL,
-                          ", ".join(n(x) for x in s.reference_models) or NULL), tags=row_tags(s.name))
+                          ", ".join(n(x) for x in s.reference_models) or NULL, n(s.scoring or "default")),
+                         tags=row_tags(s.name))
                      for s in report.suites)
         blocks += [Heading(2, "Suites"),
                    Table((Column("suite"), Column("mode"), Column("cases", True), Column("languages"),
-                          Column("reference systems")), rows)]
+                          Column("reference systems"), Column("scoring")), rows)]
     return blocks
 
 

@@ -9,6 +9,7 @@ xdist writes the same bytes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -35,6 +36,7 @@ class SuiteInfo:
     languages: tuple[str, ...] = ()
     cases: int | None = None
     reference_models: tuple[str, ...] = ()
+    scoring: str | None = None  # the metric definitions: "default" or "mirage" (MIRAGE-Bench's code)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +177,8 @@ class RunReport:
             "version": self.version,
             "models": list(self.models),
             "suites": [{"name": s.name, "mode": s.mode, "languages": list(s.languages), "cases": s.cases,
-                        "reference_models": list(s.reference_models)} for s in self.suites],
+                        "reference_models": list(s.reference_models), "scoring": s.scoring}
+                       for s in self.suites],
             "results": [{"suite": r.suite, "case_id": r.case_id, "lang": r.lang, "model": r.model,
                          "metrics": {k: v(x) for k, x in r.metrics.items()}, "null_reasons": dict(r.reasons),
                          "outcome": r.outcome, "failures": list(r.failures), "checks": dict(r.checks),
@@ -229,11 +232,24 @@ class RunReport:
         return _Reader(report).read()
 
 
+# probabilities that may be far below the report's last decimal: kept to 6 significant digits
+# (a p-value of 3.7e-08 must not be written as 0.0)
+SIGNIFICANT_KEYS = frozenset({"p_value", "p_adjusted", "p_values", "p", "p_holm"})
+
+
+def _significant(x: Any) -> Any:
+    if isinstance(x, float) and math.isfinite(x):
+        return float(f"{x:.6g}")
+    if isinstance(x, list | tuple):
+        return [_significant(v) for v in x]
+    return _rounded(x)
+
+
 def _rounded(obj: Any) -> Any:
     if isinstance(obj, float):
         return report_value(obj)
     if isinstance(obj, Mapping):
-        return {k: _rounded(x) for k, x in obj.items()}
+        return {k: _significant(x) if k in SIGNIFICANT_KEYS else _rounded(x) for k, x in obj.items()}
     if isinstance(obj, list | tuple):
         return [_rounded(x) for x in obj]
     return obj
@@ -339,7 +355,8 @@ class _Reader:
                 raise _bad(f"{w}.cases", cases, "an integer")
             suites.append(SuiteInfo(self.text(s, "name", w), self.opt_text(s, "mode", w),
                                     self.texts(s, "languages", w, required=False), cases,
-                                    self.texts(s, "reference_models", w, required=False)))
+                                    self.texts(s, "reference_models", w, required=False),
+                                    self.opt_text(s, "scoring", w)))
         results = []
         for i, x in enumerate(self.rows("results")):
             w = f"results[{i}]"

@@ -117,9 +117,12 @@ def per_model_features(results: Sequence[Any], features: Sequence[str] | None) -
 
 def train(groups: Mapping[tuple[str, str], list[Battle]], feats: Mapping[tuple[str, str], dict[str, dict[str, float]]],
           dirs: Mapping[str, Path], *, feature_names: Sequence[str] | None, judge: str, seed: int,
-          tournaments: int, out: ArenaOutcome, force: bool = False) -> None:
+          tournaments: int, out: ArenaOutcome, force: bool = False,
+          scorings: Mapping[str, str] | None = None) -> None:
     """Train one surrogate per (suite, lang) with its health report; save it only when it is healthy
-    (cross-validated tau and R², judge without strong position bias) or ``force``."""
+    (cross-validated tau and R², judge without strong position bias) or ``force``. ``scorings``:
+    the metric definitions (suite -> "default"/"mirage") the features were computed with; stored
+    in the file so that the surrogate is applied only to features computed the same way."""
     for (suite, lang), battles in sorted(groups.items()):
         f = feats.get((suite, lang))
         if not battles or not f:
@@ -130,11 +133,12 @@ def train(groups: Mapping[tuple[str, str], list[Battle]], feats: Mapping[tuple[s
             names = _usable_features(f, list(strengths), feature_names)
             health = surrogate_health(f, battles, feature_names=names, seed=seed, tournaments=min(tournaments, 100))
             sur = train_surrogate(f, strengths, feature_names=names, seed=seed, judge=judge, suite=suite, lang=lang,
-                                  health=health, judge_reliability=out.judge or None)
+                                  health=health, judge_reliability=_reliability(out.judge),
+                                  scoring=(scorings or {}).get(suite, "default"))
         except Exception as exc:
             out.problems.append(f"surrogate {suite} [{lang}] not trained: {exc}")
             continue
-        decision = health_decision(health, out.judge or None)
+        decision = health_decision(health, _reliability(out.judge))
         if not decision.healthy:
             if not force:
                 out.problems.append(f"surrogate {suite} [{lang}] trained but not saved: {decision.describe()}; "
@@ -167,8 +171,14 @@ def _usable_features(f: Mapping[str, Mapping[str, float]], models: Sequence[str]
     return [n for n in names if n not in ("surrogate_score", "surrogate_rank")]
 
 
+def _reliability(judge: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The judge's reliability figures as stored with a surrogate (its numbers only)."""
+    figures = {k: v for k, v in judge.items() if k != "source"}
+    return figures or None
+
+
 def apply(feats: Mapping[tuple[str, str], dict[str, dict[str, float]]], dirs: Mapping[str, Path],
-          under_test: Sequence[str], out: ArenaOutcome) -> None:
+          under_test: Sequence[str], out: ArenaOutcome, scorings: Mapping[str, str] | None = None) -> None:
     """Score the models under test with each suite's saved surrogates.
 
     A surrogate file that cannot be used (tampered, too large, of another suite or language, a
@@ -176,7 +186,7 @@ def apply(feats: Mapping[tuple[str, str], dict[str, dict[str, float]]], dirs: Ma
     with the reason; the other suites, gates and the report are unaffected."""
     for (suite, lang), f in sorted(feats.items()):
         try:
-            _apply_one(suite, lang, f, dirs, under_test, out)
+            _apply_one(suite, lang, f, dirs, under_test, out, (scorings or {}).get(suite, "default"))
         except MirageError as exc:
             out.problems.append(f"surrogate of suite {suite} [{lang}] not used: {exc}")
             previous = out.surrogate_errors.get(suite)
@@ -184,7 +194,7 @@ def apply(feats: Mapping[tuple[str, str], dict[str, dict[str, float]]], dirs: Ma
 
 
 def _apply_one(suite: str, lang: str, f: Mapping[str, dict[str, float]], dirs: Mapping[str, Path],
-               under_test: Sequence[str], out: ArenaOutcome) -> None:
+               under_test: Sequence[str], out: ArenaOutcome, scoring: str = "default") -> None:
     directory = dirs.get(suite)
     if directory is None:
         return
@@ -192,6 +202,11 @@ def _apply_one(suite: str, lang: str, f: Mapping[str, dict[str, float]], dirs: M
     if not path.is_file():
         return
     sur: Surrogate = load_surrogate(path, suite=suite, lang=lang)  # SurrogateError naming the file
+    if sur.scoring != scoring:
+        raise ConfigError(f"surrogate {path} was trained on features computed with scoring {sur.scoring!r}, but "
+                          f"this run computes them with scoring {scoring!r} (citation and language metrics differ "
+                          f"between the two); run with --mirage-scoring {sur.scoring}, or retrain with "
+                          "--mirage-train-surrogate")
     current = {m: f[m] for m in under_test if m in f}
     if not current:
         return
@@ -241,8 +256,18 @@ def run_arena(ctx: RunContext, results: Sequence[CaseResult], refs: Sequence[Cas
     if not results:
         return out
     dirs = {r.suite: surrogate_dir(ctx, ctx.suite(r.suite_ref)) for r in results}
+    scorings = {r.suite: ctx.scoring(ctx.suite(r.suite_ref)) for r in results}
     feats = per_model_features([*results, *refs], s.surrogate_features)
-    if s.judge is not None:
+    if s.battles is not None:
+        try:
+            groups = imported_battles(s.battles, [*results, *refs], tournaments=s.tournaments, seed=s.seed, out=out)
+        except MirageError as exc:
+            out.fatal.append(f"arena not computed: {exc}")
+            return out
+        if s.train_surrogate:
+            _train_or_fail(groups, feats, dirs, ctx, out, scorings, judge=f"imported:{s.battles.name}")
+            return out
+    elif s.judge is not None:
         cases: dict[tuple[str, str], Case] = {}
         contexts: dict[tuple[str, str], tuple[Passage, ...]] = {}
         answers: dict[tuple[str, str, str], str] = {}
@@ -266,13 +291,87 @@ def run_arena(ctx: RunContext, results: Sequence[CaseResult], refs: Sequence[Cas
             out.problems.append(f"arena not computed: {exc}")
             return out
         if s.train_surrogate:
-            train(groups, feats, dirs, feature_names=s.surrogate_features, judge=s.judge.display_name, seed=s.seed,
-                  tournaments=s.tournaments, out=out, force=s.force_surrogate)
-            if not out.saved:
-                why = "--mirage-train-surrogate was given but no surrogate was trained and saved (see the problems above)"
-                out.fatal.append(f"surrogate: {why}")
-                for name in dirs:
-                    out.surrogate_errors.setdefault(name, why)
+            _train_or_fail(groups, feats, dirs, ctx, out, scorings, judge=s.judge.display_name)
             return out
-    apply(feats, dirs, sorted({r.model for r in results}), out)
+    apply(feats, dirs, sorted({r.model for r in results}), out, scorings)
     return out
+
+
+def _train_or_fail(groups: Mapping[tuple[str, str], list[Battle]],
+                   feats: Mapping[tuple[str, str], dict[str, dict[str, float]]], dirs: Mapping[str, Path],
+                   ctx: RunContext, out: ArenaOutcome, scorings: Mapping[str, str], *, judge: str) -> None:
+    s = ctx.settings
+    train(groups, feats, dirs, feature_names=s.surrogate_features, judge=judge, seed=s.seed,
+          tournaments=s.tournaments, out=out, force=s.force_surrogate, scorings=scorings)
+    if not out.saved:
+        why = "--mirage-train-surrogate was given but no surrogate was trained and saved (see the problems above)"
+        out.fatal.append(f"surrogate: {why}")
+        for name in dirs:
+            out.surrogate_errors.setdefault(name, why)
+
+
+def imported_battles(path: Path, results: Sequence[CaseResult], *, tournaments: int, seed: int,
+                     out: ArenaOutcome) -> dict[tuple[str, str], list[Battle]]:
+    """Battles per (suite, lang) and (suite, "all") from a file of imported pairwise judgments, with
+    the Bradley-Terry arena fitted on them.
+
+    A row is used when its ``query_id`` is a case of this run (of its ``language``, when the row
+    names one) and both of its models answered that case in this run (name them with ``name=`` in
+    the model spec as the file does, e.g. ``replay:gpt4o.jsonl?name=gpt-4o-azure``). The other rows
+    are counted and reported, never scored; a file none of whose rows match is an error."""
+    from ..arena.imported import battle_reliability, read_judgments
+
+    judgments = read_judgments(path)
+    where: dict[str, set[tuple[str, str]]] = defaultdict(set)  # case id -> {(suite, lang)}
+    answered: dict[tuple[str, str], set[str]] = defaultdict(set)  # (suite, case id) -> models
+    models: set[str] = set()
+    for r in results:
+        if r.outcome == "error":
+            continue
+        where[r.case_id].add((r.suite, r.lang))
+        answered[(r.suite, r.case_id)].add(r.model)
+        models.add(r.model)
+    used = []
+    groups: dict[tuple[str, str], list[Battle]] = defaultdict(list)
+    no_case = ambiguous = no_model = 0
+    unknown_models: set[str] = set()
+    for j in judgments:
+        places = [(su, la) for su, la in where.get(j.query_id, ()) if j.lang is None or la == j.lang]
+        if not places:
+            no_case += 1
+            continue
+        if len(places) > 1:
+            ambiguous += 1
+            continue
+        suite, lang = places[0]
+        have = answered[(suite, j.query_id)]
+        missing = [m for m in (j.model_a, j.model_b) if m not in have]
+        if missing:
+            no_model += 1
+            unknown_models.update(m for m in missing if m not in models)
+            continue
+        used.append(j)
+        if j.winner is not None:
+            groups[(suite, lang)].append(j.battle())
+            groups[(suite, "all")].append(j.battle())
+    out.judge = {"source": f"imported from {path}", **battle_reliability(used)}
+    skipped = []
+    if no_case:
+        skipped.append(f"{no_case} name a case that is not in this run")
+    if ambiguous:
+        skipped.append(f"{ambiguous} name a case id that is in more than one suite of this run (run one suite)")
+    if no_model:
+        hint = (f" (not in this run: {', '.join(repr(m) for m in sorted(unknown_models)[:5])}"
+                f"{', ...' if len(unknown_models) > 5 else ''}; this run's models: {sorted(models)}; give a "
+                "model the file's name with name= in its spec)") if unknown_models else ""
+        skipped.append(f"{no_model} compare a model that has no answer to that case in this run{hint}")
+    if not any(groups.values()):
+        raise ConfigError(f"{path}: none of its {len(judgments)} judgments can be used"
+                          f"{': ' + '; '.join(skipped) if skipped else ' (none has a verdict)'}")
+    if skipped:
+        out.problems.append(f"imported judgments {path}: {len(used)} of {len(judgments)} rows used; "
+                            + "; ".join(skipped))
+    for (suite, lang), battles in sorted(groups.items()):
+        board = bradley_terry(battles, tournaments=tournaments, seed=seed)
+        out.arena.extend(board.to_json(suite, lang))
+    return dict(groups)

@@ -111,8 +111,9 @@ class RunContext:
         return ad
 
     def model_name(self, spec: ModelSpec) -> str:
-        """Display name of a model under test (a replay is named by its run lines)."""
-        if spec.kind == "replay":
+        """Display name of a model under test: ``name=`` when given; else a replay is named by its run
+        lines, any other model by its spec."""
+        if spec.kind == "replay" and "name" not in spec.options:
             return self.adapter(spec).name
         return spec.display_name
 
@@ -232,8 +233,14 @@ class RunContext:
         return specs
 
     def scoring(self, suite: Suite) -> str:
-        """``default`` or ``mirage`` (MIRAGE-Bench's evaluation code): --mirage-scoring, else the suite's."""
-        return self.settings.scoring or str(suite.settings.get("scoring") or "default")
+        """``default`` or ``mirage`` (MIRAGE-Bench's evaluation code): --mirage-scoring; else ``mirage``
+        when the arena's verdicts are imported (--mirage-battles: the features a surrogate learns from
+        are then computed as MIRAGE-Bench computed its own); else the suite's."""
+        if self.settings.scoring:
+            return self.settings.scoring
+        if self.settings.battles is not None:
+            return "mirage"
+        return str(suite.settings.get("scoring") or "default")
 
     def k(self, suite: Suite) -> int:
         return suite_k(suite)

@@ -29,9 +29,8 @@ from ..report.model import (
 from ..results import CaseResult
 from ..retrieval import corpus_map
 from ..rules import Rule, evaluate_gates
-from ..stats.records import CaseRecord
 from .arena_step import ArenaOutcome, run_arena, surrogate_dir
-from .baseline import compare_with_baseline
+from .baseline import Baseline, compare_with_baseline
 from .context import RunContext
 from .judging import Judging
 from .references import reference_results
@@ -100,7 +99,7 @@ class Finished:
 
 def _needs_arena(ctx: RunContext, results: Sequence[CaseResult]) -> bool:
     """The arena step runs only when it has work: a judge, or a saved surrogate next to a suite."""
-    if ctx.settings.judge is not None:
+    if ctx.settings.judge is not None or ctx.settings.battles is not None:
         return True
     dirs = {surrogate_dir(ctx, ctx.suite(r.suite_ref)) for r in results}
     return any(d.is_dir() and any(d.glob("*.json")) for d in dirs)
@@ -197,7 +196,7 @@ def calibration_sections(ctx: RunContext, results: Sequence[CaseResult]) -> tupl
 
 def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_errors: Sequence[CollectionError] = (),
                  exitstatus: int = 0, problems: Sequence[str] = (),
-                 baseline: tuple[Path, Sequence[CaseRecord]] | None = None,
+                 baseline: tuple[Path, Baseline] | None = None,
                  judging: Judging | None = None,
                  judge_health: Mapping[str, Mapping[str, Any]] | None = None) -> tuple[RunReport, ArenaOutcome]:
     """Everything the run reports, computed once."""
@@ -268,7 +267,8 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
         suites.append(SuiteInfo(suite.name, suite.mode, tuple(sorted({r.lang for r in mine})),
                                 len({r.case_id for r in mine}),
                                 tuple(n for n in (refs.names if refs else ())
-                                      if any(x.model == n and x.suite_ref == ref for x in ref_results))))
+                                      if any(x.model == n and x.suite_ref == ref for x in ref_results)),
+                                ctx.scoring(suite)))
     used = sorted({k for r in allres for k in r.metrics})
     info = {n: MetricInfo(ctx.metrics[n].higher_is_better, ctx.metrics[n].source,
                           ctx.metrics[n].description.split("\n")[0]) for n in used if n in ctx.metrics}
@@ -328,7 +328,7 @@ def write_files(ctx: RunContext, report: RunReport, results: Iterable[CaseResult
 
 def finish_run(ctx: RunContext, results: Iterable[CaseResult], *, collection_errors: Sequence[CollectionError] = (),
                exitstatus: int = 0, problems: Sequence[str] = (),
-               baseline: tuple[Path, Sequence[CaseRecord]] | None = None, judging: Judging | None = None,
+               baseline: tuple[Path, Baseline] | None = None, judging: Judging | None = None,
                judge_health: Mapping[str, Mapping[str, Any]] | None = None) -> Finished:
     """Build the report and write the files the user asked for."""
     res = list(results)

@@ -179,3 +179,117 @@ def test_unwritable_surrogate_folder_is_reported_not_a_crash(pytester: pytest.Py
     assert res.ret == pytest.ExitCode.TESTS_FAILED
     res.stdout.fnmatch_lines(["*surrogate arena [[]*[]] trained but not saved to *"])
     assert json.loads(report.read_text())["arena"]
+
+
+# ------------------------------------------------------------------ imported pairwise judgments
+
+
+def write_battles(root: Path, models: list[str], extra: list[dict[str, Any]] = ()) -> Path:  # type: ignore[assignment]
+    """MIRAGE-Bench-style rows (query_id, model_A, model_B, verdict): the model that cites the founding
+    passage wins; a seeded 10% of the rows are ties."""
+    rows = []
+    for i in range(N_CASES):
+        good = {m: _u(m, str(i)) < QUALITY[m] for m in models}
+        for x, a in enumerate(models):
+            for b in models[x + 1:]:
+                first, second = (a, b) if _u("order", a, b, str(i)) < 0.5 else (b, a)
+                if good[first] == good[second] or _u("tie", a, b, str(i)) < 0.1:
+                    verdict = "Tie"
+                else:
+                    verdict = "A" if good[first] else "B"
+                rows.append({"query_id": f"en-{i:03d}", "model_A": first, "model_B": second, "verdict": verdict,
+                             "language": "en", "explanation": "ignored"})
+    rows += list(extra)
+    path = root / "battles.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_imported_judgments_fit_the_arena_and_train_a_mirage_scored_surrogate(pytester: pytest.Pytester) -> None:
+    suite = write_suite(pytester.path)
+    models = list(QUALITY)
+    extra = [{"query_id": "en-000", "model_A": "sys-a", "model_B": "gpt-4o-azure", "verdict": "A"},
+             {"query_id": "no-such-case", "model_A": "sys-a", "model_B": "sys-b", "verdict": "B"},
+             {"query_id": "en-001", "model_A": "sys-a", "model_B": "sys-b", "verdict": None}]
+    battles = write_battles(pytester.path, models, extra)
+    report = pytester.path / "train.json"
+    res = pytester.runpytest("arena", *_models(pytester.path, models), f"--mirage-battles={battles}",
+                             "--mirage-tournaments=50", "--mirage-train-surrogate", "--mirage-force-surrogate",
+                             f"--mirage-report={report}")
+    assert res.ret == 0, res.stdout.str()
+    rep = json.loads(report.read_text())
+    n_rows = N_CASES * 15
+    # the rows of this run's cases and models are used (one without a verdict counts as a parse failure)
+    assert rep["judge"]["judgments"] == n_rows + 1 and rep["judge"]["parse_failures"] == 1
+    assert rep["judge"]["source"] == f"imported from {battles}"
+    assert 0.3 < rep["judge"]["position_a_rate"] < 0.7
+    order = [r["model"] for r in sorted((r for r in rep["arena"] if r["lang"] == "all"), key=lambda r: r["rank"])]
+    assert order[0] == "sys-a" and order[-1] == "sys-f", order
+    # the skipped rows are reported, with the unknown model named and the fix
+    out = res.stdout.str()
+    assert f"imported judgments {battles}: {n_rows + 1} of {n_rows + 3} rows used" in out
+    assert "1 name a case that is not in this run" in out and "'gpt-4o-azure'" in out and "name=" in out
+    saved = json.loads((suite / "surrogate" / "all.json").read_text())
+    assert saved["scoring"] == "mirage" and saved["judge"] == "imported:battles.jsonl"
+    assert set(saved["training"]["models"]) == set(models)
+    # imported judgments: the run scored with MIRAGE-Bench's definitions, and says so
+    assert [s["scoring"] for s in rep["suites"]] == ["mirage"]
+
+    # applied in a run with the default definitions, the surrogate is refused with the fix ...
+    res = pytester.runpytest("arena", *_models(pytester.path, ["strong-model"]), "--mirage-gate", "surrogate_rank <= 6")
+    assert res.ret == pytest.ExitCode.TESTS_FAILED
+    res.stdout.fnmatch_lines(["*surrogate*all.json was trained on features computed with scoring 'mirage', but this "
+                              "run computes them with scoring 'default'*--mirage-scoring mirage*"])
+    # ... and used with the same definitions
+    report = pytester.path / "apply.json"
+    res = pytester.runpytest("arena", *_models(pytester.path, ["strong-model", "weak-model"]), "--mirage-scoring=mirage",
+                             f"--mirage-report={report}")
+    assert res.ret == 0, res.stdout.str()
+    scores = {(s["model"], s["lang"]): s for s in json.loads(report.read_text())["surrogate_scores"]}
+    assert scores[("strong-model", "all")]["surrogate_score"] > scores[("weak-model", "all")]["surrogate_score"]
+
+
+def test_imported_judgments_that_match_nothing_or_are_malformed_fail_the_run(pytester: pytest.Pytester) -> None:
+    write_suite(pytester.path)
+    other = pytester.path / "other.jsonl"
+    other.write_text(json.dumps({"query_id": "en-000", "model_A": "gpt-4", "model_B": "aya-23", "verdict": "A"}) + "\n")
+    res = pytester.runpytest("arena", *_models(pytester.path, ["sys-a", "sys-b"]), f"--mirage-battles={other}")
+    assert res.ret == pytest.ExitCode.TESTS_FAILED
+    res.stdout.fnmatch_lines([f"mirage ERROR: arena not computed: {other}: none of its 1 judgments can be used: 1 "
+                              "compare a model that has no answer*'aya-23', 'gpt-4'*"])
+    bad = write_battles(pytester.path, ["sys-a", "sys-b"],
+                        [{"query_id": "en-002", "model_A": "sys-a", "model_B": "sys-b", "verdict": "X"}])
+    res = pytester.runpytest("arena", *_models(pytester.path, ["sys-a", "sys-b"]), f"--mirage-battles={bad}")
+    assert res.ret == pytest.ExitCode.TESTS_FAILED
+    res.stdout.fnmatch_lines([f"*arena not computed: {bad}:{N_CASES + 1}: field 'verdict' is 'X'; expected*"])
+    # the case results still stand
+    res.stdout.fnmatch_lines([f"*{2 * N_CASES} passed*"])
+
+
+def test_a_live_judge_and_imported_judgments_together_are_a_usage_error(pytester: pytest.Pytester) -> None:
+    write_suite(pytester.path)
+    battles = write_battles(pytester.path, ["sys-a", "sys-b"])
+    res = pytester.runpytest("arena", *_models(pytester.path, ["sys-a", "sys-b"]), f"--mirage-battles={battles}",
+                             "--mirage-judge", "openai:judge")
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines(["*--mirage-judge and --mirage-battles both give the arena's verdicts*"])
+
+
+def test_replays_named_as_the_judgments_name_them(pytester: pytest.Pytester) -> None:
+    write_suite(pytester.path)
+    strong, weak = write_run(pytester.path, "sys-a", 0.95), write_run(pytester.path, "sys-f", 0.2)
+    rows = [{"query_id": f"en-{i:03d}", "model_A": "gpt-4o-azure", "model_B": "google/gemma-1.1-2b-it",
+             "verdict": "A"} for i in range(N_CASES)]
+    battles = pytester.path / "b.jsonl"
+    battles.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    report = pytester.path / "r.json"
+    res = pytester.runpytest("arena", f"--mirage-model=replay:{strong}?name=gpt-4o-azure",
+                             f"--mirage-model=replay:{weak}?name=google/gemma-1.1-2b-it",
+                             f"--mirage-battles={battles}", "--mirage-tournaments=20", f"--mirage-report={report}")
+    assert res.ret == 0, res.stdout.str()
+    rep = json.loads(report.read_text())
+    assert set(rep["models"]) == {"gpt-4o-azure", "google/gemma-1.1-2b-it"}
+    assert rep["judge"]["judgments"] == N_CASES and "imported judgments" not in res.stdout.str()
+    top = min((r for r in rep["arena"] if r["lang"] == "all"), key=lambda r: r["rank"])
+    assert top["model"] == "gpt-4o-azure"
+    res.stderr.fnmatch_lines(["mirage model answers [[]gpt-4o-azure[]]: *done*"])

@@ -381,7 +381,7 @@ def test_random_corruption_only_ever_raises_surrogate_error(good_file) -> None:
     tokens = ["-1", "0", "1e308", "1e309", "-9" * 30, "null", "true", '"x"', "[]", "{}", "[[[", "]", ",", "2.5",
               str(2 ** 64), "-0.0", "1" * 20]
     outcomes = {"loaded": 0, "refused": 0}
-    for _ in range(400):
+    for _ in range(600):
         kind = rng.integers(4)
         pos = int(rng.integers(len(text)))
         if kind == 0:
@@ -409,7 +409,9 @@ def test_random_corruption_only_ever_raises_surrogate_error(good_file) -> None:
         else:
             sur.rank({"new": dict(sur.training_features[sur.training_models[0]])})
             outcomes["loaded"] += 1
-    assert outcomes["refused"] > 200 and outcomes["loaded"] > 20, outcomes
+    # both paths exercised: most corruptions are refused, some (e.g. in a name or a mid-range
+    # number) still give a valid file
+    assert outcomes["refused"] > 300 and outcomes["loaded"] > 20, outcomes
 
 
 def test_current_features_beyond_float32_are_an_error(arena) -> None:
