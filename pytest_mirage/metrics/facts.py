@@ -53,6 +53,7 @@ import regex  # type: ignore[import-untyped]
 from ..prompts import find_citations, strip_citations
 from ..suites.model import Passage
 from ..text.tokenize import NOSPACE_CLASS, content_units, normalize, split_sentences
+from .analysis import PER_TEXT_CACHES, of
 from .base import NotApplicable, Sample
 from .common import raw_answer
 
@@ -146,7 +147,8 @@ def lexicon(lang: str) -> Lexicon:
 
 # ---------------------------------------------------------------- normalisation
 
-_NONASCII_DIGIT = re.compile(r"[^\x00-\x7f]")
+# a decimal digit (Unicode category Nd, as str.isdecimal) other than 0-9
+_NONASCII_DIGIT = re.compile(r"(?![0-9])\d")
 
 
 def _ascii_digits(text: str) -> str:
@@ -265,27 +267,55 @@ def _boundary_ok(text: str, start: int, end: int) -> bool:
 def _scan(text: str, offset: int, lex: Lexicon) -> list[Tok]:
     """Number, scale and month words inside a run of a script without spaces (longest match first;
     entries of ``not_numbers`` are skipped whole)."""
+    skips, longest = _scan_index(lex)
     out: list[Tok] = []
-    i = 0
-    limit = max(lex.max_len, max((len(w) for w in lex.not_numbers), default=1))
-    while i < len(text):
-        skipped = False
-        for w in lex.not_numbers:
-            if text.startswith(w, i):
-                i += len(w)
-                skipped = True
-                break
-        if skipped:
-            continue
-        for j in range(min(len(text), i + limit), i, -1):
-            e = lex.words.get(text[i:j])
-            if e is not None and _boundary_ok(text, i, j):
-                out.append(_tok(offset + i, offset + j, e, text[i:j]))
-                i = j
-                break
+    i, n = 0, len(text)
+    words = lex.words
+    while i < n:
+        ch = text[i]
+        candidates = skips.get(ch)
+        if candidates is not None:
+            hit = next((w for w in candidates if text.startswith(w, i)), None)
+            if hit is not None:
+                i += len(hit)
+                continue
+        top = longest.get(ch)
+        if top is not None:
+            for j in range(min(n, i + top), i, -1):
+                e = words.get(text[i:j])
+                if e is not None and _boundary_ok(text, i, j):
+                    out.append(_tok(offset + i, offset + j, e, text[i:j]))
+                    i = j
+                    break
+            else:
+                i += 1
         else:
             i += 1
     return out
+
+
+_ScanIndex = tuple[dict[str, tuple[str, ...]], dict[str, int]]
+_SCAN_INDEX: dict[int, tuple[Lexicon, _ScanIndex]] = {}
+
+
+def _scan_index(lex: Lexicon) -> _ScanIndex:
+    """For :func:`_scan`, by first character: the ``not_numbers`` entries (longest first, as in the
+    lexicon) and the length of the longest word. A position whose character starts no entry is
+    passed over without trying every substring."""
+    cached = _SCAN_INDEX.get(id(lex))
+    if cached is not None and cached[0] is lex:
+        return cached[1]
+    skips: dict[str, list[str]] = {}
+    for w in lex.not_numbers:
+        skips.setdefault(w[0], []).append(w)
+    longest: dict[str, int] = {}
+    for w in lex.words:
+        if w:
+            longest[w[0]] = max(longest.get(w[0], 0), len(w))
+    frozen = {k: tuple(v) for k, v in skips.items()}
+    index: _ScanIndex = (frozen, longest)
+    _SCAN_INDEX[id(lex)] = (lex, index)
+    return index
 
 
 def _tok(start: int, end: int, e: Entry, text: str) -> Tok:
@@ -652,14 +682,32 @@ def facts_of(text: str, lang: str) -> Facts:
     t = norm(text, lang)
     numbers, values, months, all_months = _numbers(t, lex, text)
     names, quotes = _names(text, lang, lex)
-    words: set[str] = set()
-    for m in _EVIDENCE_WORD.finditer(t):
-        words.add(m.group())
-        words.update(p for p in m.group().split("-") if p)
     return Facts(numbers=tuple(numbers), months=tuple(months), negations=tuple(_negations(t, lex)),
                  names=tuple(names), quotes=tuple(quotes), all_numbers=frozenset(values),
-                 all_months=frozenset(all_months), words=frozenset(words), text=_collapse(t),
+                 all_months=frozenset(all_months), words=_evidence_words(t), text=_collapse(t),
                  units=frozenset(content_units(t, lang)))
+
+
+@lru_cache(maxsize=4096)
+def evidence_of(text: str, lang: str) -> Facts:
+    """The parts of :func:`facts_of` that evidence is read for (every number and month mentioned,
+    negations, words, text): what :func:`_merge` keeps of a passage. The answer's own facts (names,
+    quotes, content units) are not extracted from passages."""
+    lex = lexicon(lang)
+    t = norm(text, lang)
+    _facts, values, _months, all_months = _numbers(t, lex, text)
+    return Facts(negations=tuple(_negations(t, lex)), all_numbers=frozenset(values),
+                 all_months=frozenset(all_months), words=_evidence_words(t), text=_collapse(t))
+
+
+def _evidence_words(t: str) -> frozenset[str]:
+    words: set[str] = set()
+    for m in _EVIDENCE_WORD.finditer(t):
+        w = m.group()
+        words.add(w)
+        if "-" in w:
+            words.update(p for p in w.split("-") if p)
+    return frozenset(words)
 
 
 def _merge(facts: Iterable[Facts]) -> Facts:
@@ -672,7 +720,7 @@ def _merge(facts: Iterable[Facts]) -> Facts:
 
 
 def _passage_facts(p: Passage, lang: str) -> Facts:
-    return facts_of(f"{p.title}\n{p.text}" if p.title else p.text, lang)
+    return evidence_of(f"{p.title}\n{p.text}" if p.title else p.text, lang)
 
 
 def _sig_round(x: float, digits: int) -> float:
@@ -702,12 +750,18 @@ def _close(a: float, b: float) -> bool:
 
 
 def _overlap(scope: frozenset[str], units: frozenset[str]) -> int:
-    hits = 0
-    for u in scope:
-        if u in units or (len(u) >= 4 and any(len(w) >= 4 and (w.startswith(u[:4]) and u.startswith(w[:4]))
-                                              for w in units)):
-            hits += 1
-    return hits
+    """Units of ``scope`` found in ``units``: the same unit, or (both at least 4 characters long)
+    one with the same first 4 characters."""
+    prefixes = _prefixes(units)
+    return sum(1 for u in scope if u in units or (len(u) >= 4 and u[:4] in prefixes))
+
+
+@lru_cache(maxsize=1024)
+def _prefixes(units: frozenset[str]) -> frozenset[str]:
+    return frozenset(w[:4] for w in units if len(w) >= 4)
+
+
+PER_TEXT_CACHES.extend((facts_of, evidence_of, _prefixes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -767,12 +821,22 @@ def _check_sentence(f: Facts, ev: Facts) -> list[FactCheck]:
 # ---------------------------------------------------------------- metrics
 
 
+def _fact_checks(s: Sample) -> list[FactCheck]:
+    """:func:`check_facts` of the sample's answer, computed once per metric pass (support_facts,
+    faithfulness_lexical and faithfulness all read it)."""
+    extra = of(s).extra
+    checks = extra.get("fact_checks")
+    if checks is None:
+        checks = extra["fact_checks"] = check_facts(raw_answer(s), s.context, s.case.lang)
+    return checks
+
+
 def support_facts(s: Sample) -> float:
     """Share of the answer's numbers, dates, names and negations that the passages its sentences
     cite support (all passages for a sentence without citations); null when it states none."""
     if not s.context:
         raise NotApplicable("the generator saw no passages to support the answer")
-    checks = check_facts(raw_answer(s), s.context, s.case.lang)
+    checks = _fact_checks(s)
     if not checks:
         raise NotApplicable("the answer states no number, date, name or negation to check")
     return sum(c.supported for c in checks) / len(checks)
