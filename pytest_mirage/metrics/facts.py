@@ -267,7 +267,7 @@ def _boundary_ok(text: str, start: int, end: int) -> bool:
 def _scan(text: str, offset: int, lex: Lexicon) -> list[Tok]:
     """Number, scale and month words inside a run of a script without spaces (longest match first;
     entries of ``not_numbers`` are skipped whole)."""
-    skips, longest = _scan_index(lex)
+    skips, lengths = _scan_index(lex)
     out: list[Tok] = []
     i, n = 0, len(text)
     words = lex.words
@@ -279,41 +279,40 @@ def _scan(text: str, offset: int, lex: Lexicon) -> list[Tok]:
             if hit is not None:
                 i += len(hit)
                 continue
-        top = longest.get(ch)
-        if top is not None:
-            for j in range(min(n, i + top), i, -1):
-                e = words.get(text[i:j])
-                if e is not None and _boundary_ok(text, i, j):
-                    out.append(_tok(offset + i, offset + j, e, text[i:j]))
-                    i = j
-                    break
-            else:
-                i += 1
+        for size in lengths.get(ch, ()):
+            j = i + size
+            if j > n:
+                continue
+            e = words.get(text[i:j])
+            if e is not None and _boundary_ok(text, i, j):
+                out.append(_tok(offset + i, offset + j, e, text[i:j]))
+                i = j
+                break
         else:
             i += 1
     return out
 
 
-_ScanIndex = tuple[dict[str, tuple[str, ...]], dict[str, int]]
+_ScanIndex = tuple[dict[str, tuple[str, ...]], dict[str, tuple[int, ...]]]
 _SCAN_INDEX: dict[int, tuple[Lexicon, _ScanIndex]] = {}
 
 
 def _scan_index(lex: Lexicon) -> _ScanIndex:
     """For :func:`_scan`, by first character: the ``not_numbers`` entries (longest first, as in the
-    lexicon) and the length of the longest word. A position whose character starts no entry is
-    passed over without trying every substring."""
+    lexicon) and the lengths of the words, longest first. At a position only those lengths are
+    tried, longest first: the same first match as trying every length."""
     cached = _SCAN_INDEX.get(id(lex))
     if cached is not None and cached[0] is lex:
         return cached[1]
     skips: dict[str, list[str]] = {}
     for w in lex.not_numbers:
         skips.setdefault(w[0], []).append(w)
-    longest: dict[str, int] = {}
+    sizes: dict[str, set[int]] = {}
     for w in lex.words:
         if w:
-            longest[w[0]] = max(longest.get(w[0], 0), len(w))
+            sizes.setdefault(w[0], set()).add(len(w))
     frozen = {k: tuple(v) for k, v in skips.items()}
-    index: _ScanIndex = (frozen, longest)
+    index: _ScanIndex = (frozen, {k: tuple(sorted(v, reverse=True)) for k, v in sizes.items()})
     _SCAN_INDEX[id(lex)] = (lex, index)
     return index
 
@@ -701,10 +700,10 @@ def evidence_of(text: str, lang: str) -> Facts:
 
 
 def _evidence_words(t: str) -> frozenset[str]:
-    words: set[str] = set()
-    for m in _EVIDENCE_WORD.finditer(t):
-        w = m.group()
-        words.add(w)
+    """Latin, Cyrillic and Greek words (and the parts of hyphenated ones), numbers included."""
+    found = _EVIDENCE_WORD.findall(t)
+    words = set(found)
+    for w in found:
         if "-" in w:
             words.update(p for p in w.split("-") if p)
     return frozenset(words)

@@ -114,6 +114,8 @@ def _leaderboards(report: RunReport) -> list[Block]:
     for r in report.leaderboard:
         by_suite[r.suite].append(r)
     modes = {s.name: s.mode for s in report.suites}
+    marks = report.baseline_marks()
+    legend = report.baseline_mark_note()
     for suite in _suite_order([s.name for s in report.suites], set(by_suite)):
         rows = by_suite.get(suite)
         if not rows:
@@ -129,14 +131,16 @@ def _leaderboards(report: RunReport) -> list[Block]:
         blocks.append(Paragraph((Span((f"Mode: {mode}. " if mode else "")
                                       + "score: the mean of the metric means among "
                                       + ", ".join(SCORE_METRICS) + " that every row of the table has "
-                                      "(higher is better); reference systems are marked (ref)."),)))
+                                      "(higher is better); reference systems are marked (ref)."
+                                      + (f" {legend}." if legend else "")),)))
         for lang in _lang_order({r.lang for r in rows}):
             lrows = sorted((r for r in rows if r.lang == lang), key=lambda r: (r.rank, r.model))
             blocks.append(Heading(3, "all languages" if lang == "all" else f"language {sanitize_name(lang)}"))
             blocks.append(Table(cols, tuple(
                 Row((str(r.rank), sanitize_name(r.model) + (" (ref)" if r.reference else ""), str(r.n),
                      *((str(r.errors),) if with_errors else ()), fmt(r.score),
-                     *[fmt(r.metrics.get(m)) for m in metrics]), "ref" if r.reference else "",
+                     *[fmt(r.metrics.get(m)) + marks.get((r.suite, r.lang, r.model, m), "") for m in metrics]),
+                    "ref" if r.reference else "",
                     row_tags(r.suite, r.lang, r.model))
                 for r in lrows)))
     return blocks

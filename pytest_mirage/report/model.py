@@ -80,6 +80,7 @@ class MetricInfo:
     description: str
 
 
+BETTER, WORSE = "▲", "▼"  # a leaderboard value that changed significantly against the baseline
 EXCERPT_CHARS = 600  # passage text shown per passage of a failed case
 ANSWER_CHARS = 1500  # answer text shown per failed case
 
@@ -150,6 +151,33 @@ class RunReport:
     repeats: int = 1  # samples per case (--mirage-repeat)
     judge_health: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # metric judge -> its health
     version: str = __version__
+
+    def baseline_marks(self) -> dict[tuple[str, str, str, str], str]:
+        """``BETTER``/``WORSE`` per (suite, lang, model, metric) whose mean changed significantly
+        against the baseline (the comparison's unadjusted paired test), for the leaderboards."""
+        base = self.statistics.get("baseline")
+        rows = base.get("rows", ()) if isinstance(base, Mapping) else ()
+        marks: dict[tuple[str, str, str, str], str] = {}
+        for r in rows:
+            if not isinstance(r, Mapping) or r.get("stat") != "mean" or not r.get("significant"):
+                continue
+            delta = r.get("delta")
+            if not isinstance(delta, int | float) or delta == 0:
+                continue
+            info = self.metric_info.get(str(r.get("metric")))
+            higher = True if info is None else info.higher_is_better
+            marks[(str(r.get("suite")), str(r.get("lang")), str(r.get("model")), str(r.get("metric")))] = \
+                BETTER if (delta > 0) == higher else WORSE
+        return marks
+
+    def baseline_mark_note(self) -> str | None:
+        """The legend of :meth:`baseline_marks`, or None when nothing is marked."""
+        if not self.baseline_marks():
+            return None
+        base = self.statistics.get("baseline") or {}
+        return (f"{BETTER} / {WORSE}: significantly better / worse than the baseline run (paired "
+                f"{base.get('test', 't')} test, alpha {base.get('alpha', 0.05)}, unadjusted; deltas under "
+                "'Baseline comparison')")
 
     @property
     def failed_regressions(self) -> list[Mapping[str, Any]]:

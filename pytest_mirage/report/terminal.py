@@ -66,7 +66,8 @@ def _metrics_of(rows: Sequence[LeaderboardRow], max_metrics: int) -> list[str]:
 
 
 def _table(suite: str, rows: Sequence[LeaderboardRow], metrics: Sequence[str], extra_cols: Sequence[str],
-           extra: Mapping[tuple[str, str, str], Mapping[str, str]], *, fold_names: bool) -> Table:
+           extra: Mapping[tuple[str, str, str], Mapping[str, str]], *, fold_names: bool,
+           marks: Mapping[tuple[str, str, str, str], str] | None = None) -> Table:
     from rich import box
     from rich.table import Table
     from rich.text import Text
@@ -93,7 +94,8 @@ def _table(suite: str, rows: Sequence[LeaderboardRow], metrics: Sequence[str], e
             ex = extra.get((r.suite, r.lang, r.model), {})
             err = [str(r.errors)] if with_errors else []
             cells = [sanitize_name(lang) if i == 0 else "", str(r.rank), name, str(r.n), *err, fmt(r.score),
-                     *[ex.get(c, NULL) for c in extra_cols], *[fmt(r.metrics.get(m)) for m in metrics]]
+                     *[ex.get(c, NULL) for c in extra_cols],
+                     *[fmt(r.metrics.get(m)) + (marks or {}).get((r.suite, r.lang, r.model, m), "") for m in metrics]]
             table.add_row(*(Text(c) for c in cells), style="dim" if r.reference else None,
                           end_section=(i == len(lrows) - 1))
     return table
@@ -116,6 +118,7 @@ def leaderboard_lines(report: RunReport, width: int | None = None, markup: bool 
 
     markup = markup and not no_color(environ)
     extra = extra_columns(report)
+    marks = report.baseline_marks()
     by_suite: dict[str, list[LeaderboardRow]] = defaultdict(list)
     for r in report.leaderboard:
         by_suite[r.suite].append(r)
@@ -131,11 +134,11 @@ def leaderboard_lines(report: RunReport, width: int | None = None, markup: bool 
         fold = False
         if width is not None:
             while shown > 0 and not _fits(wide, width, _table(suite, srows, metrics[:shown], extra_cols, extra,
-                                                              fold_names=False)):
+                                                              fold_names=False, marks=marks)):
                 shown -= 1
             fold = shown == 0 and not _fits(wide, width, _table(suite, srows, [], extra_cols, extra,
                                                                 fold_names=False))
-        table = _table(suite, srows, metrics[:shown], extra_cols, extra, fold_names=fold)
+        table = _table(suite, srows, metrics[:shown], extra_cols, extra, fold_names=fold, marks=marks)
         render_width = width if width is not None else wide.measure(table).maximum
         buf = io.StringIO()
         console = Console(file=buf, width=max(MIN_WIDTH, render_width), force_terminal=markup,
@@ -149,6 +152,9 @@ def leaderboard_lines(report: RunReport, width: int | None = None, markup: bool 
                     f"{', '.join(left)}; see --mirage-report / --mirage-html)")
             lines += textwrap.wrap(note, width=max(MIN_WIDTH, render_width), initial_indent="  ",
                                    subsequent_indent="  ")
+    legend = report.baseline_mark_note()
+    if legend and lines:
+        lines += textwrap.wrap(legend, width=max(MIN_WIDTH, width or 100), initial_indent="  ", subsequent_indent="  ")
     return lines
 
 

@@ -37,6 +37,7 @@ def test_baseline_comparison_and_regression_gates(pytester: pytest.Pytester) -> 
     rows = _report(same)["baseline"]["rows"]
     assert rows and all(r["delta"] == 0 and not r["significant"] for r in rows), \
         [r for r in rows if r["delta"] != 0 or r["significant"]]
+    assert "▼" not in res.stdout.str() and "▲" not in res.stdout.str()
 
     # a worse candidate under another name, compared with production through the map: the gate fails
     worse = pytester.path / "worse.json"
@@ -52,6 +53,14 @@ def test_baseline_comparison_and_regression_gates(pytester: pytest.Pytester) -> 
             if r["metric"] == "citation_recall" and r["model"] == "cand"]
     assert rows and all(r["delta"] < -0.3 and r["p_value"] < 0.05 for r in rows), rows
     assert "citation_recall" in res.stdout.str() and "drop" in res.stdout.str()
+    # the leaderboard marks the significantly worse values and explains the mark
+    row = next(x for x in res.stdout.lines if x.strip().startswith("all") and " cand " in x)
+    assert "▼" in row and "▲" not in row, row
+    res.stdout.fnmatch_lines(["*▲ / ▼: significantly better / worse than the baseline run*"])
+    markdown = pytester.path / "worse.md"
+    pytester.runpytest("arena", _replay(pytester.path, "cand", 0.3), f"--mirage-baseline={base}",
+                       "--mirage-baseline-map=cand=prod", f"--mirage-markdown={markdown}")
+    assert "▼" in markdown.read_text() and "significantly better / worse" in markdown.read_text()
 
 
 def test_a_regression_gate_needs_a_baseline_and_a_baseline_must_be_a_report(pytester: pytest.Pytester) -> None:
