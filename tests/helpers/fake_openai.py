@@ -24,6 +24,9 @@ to every request whose message matches no key. Fault names:
 ``surrogate``        200 whose answer text is an unpaired surrogate escape (``\\ud800``)
 ``ok``               a normal answer
 
+``canned`` maps a substring of the last user message to a response sent as is (status, raw body):
+recorded-shape replies of real servers, e.g. ``fixtures/openai-replies/``.
+
 Like a small local server (llama.cpp's, one slot), it can also answer one request at a time
 (``serial=True``: the others wait in line) and generate token by token (``token_s`` seconds per
 whitespace-separated token): with ``context_limit`` set, a request without ``max_tokens``
@@ -108,7 +111,8 @@ class FakeOpenAIServer:
                  default_faults: Iterable[str] = (), slow_s: float = 5.0,
                  usage: tuple[int, int] = (10, 5), port: int = 0, trickle_s: float = 0.1,
                  serial: bool = False, token_s: float = 0.0, context_limit: int | None = None,
-                 models: Iterable[str] = ("fake-model",)) -> None:
+                 models: Iterable[str] = ("fake-model",),
+                 canned: Mapping[str, tuple[int, bytes]] | None = None) -> None:
         self.latency = latency
         self.slow_s = slow_s
         self.usage = usage
@@ -121,6 +125,7 @@ class FakeOpenAIServer:
         self.generating = 0  # generations running now (serial: at most one)
         self._slot: asyncio.Lock | None = None
         self._answer = answer
+        self._canned = dict(canned or {})  # substring of the user message -> (status, raw body)
         self._faults: dict[str, deque[str]] = {
             key: deque(_check_fault(f) for f in seq) for key, seq in (faults or {}).items()}
         self._default_faults = deque(_check_fault(f) for f in default_faults)
@@ -361,6 +366,14 @@ class FakeOpenAIServer:
             data = json.dumps(self._completion(model, "PLACEHOLDER")).replace("PLACEHOLDER", "\\ud800 lone")
             await self._send_raw(writer, 200, data.encode(), "application/json")
             return True
+        content = _last_user_content(body)
+        for key, (status, raw) in self._canned.items():
+            if key in content:
+                await self._send_raw(writer, status, raw, "application/json")
+                if status == 200:
+                    with self._lock:
+                        self.completed += 1
+                return True
         text = self._answer_text(body)
         finish = "length" if name == "truncated" else "stop"
         tokens: int | None = None
