@@ -24,10 +24,8 @@ from pytest_mirage.langcodes import MIRAGE_LANGUAGES
 from pytest_mirage.suites.problems import Problems
 from pytest_mirage.suites.sources import load_source_spec, miracl_file, read_qrels, read_topics
 
-# the repository's sibling folder "shared" (a checkout next to it), else the machine-wide copy
-_CANDIDATES = (Path(__file__).resolve().parents[1].parent / "shared" / "data" / "miracl-v1.0-dev",
-               Path("/work/shared/data/miracl-v1.0-dev"))
-DEFAULT_DIR = next((p for p in _CANDIDATES if p.is_dir()), _CANDIDATES[0])
+# the repository's sibling folder "shared" (../shared/data next to the checkout); else pass the folder
+DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "miracl-v1.0-dev"
 
 
 @dataclass(frozen=True, slots=True)

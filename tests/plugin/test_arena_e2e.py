@@ -56,6 +56,16 @@ def write_run(root: Path, model: str, quality: float) -> Path:
     return path
 
 
+def replay_arg(root: Path, model: str, quality: float) -> str:
+    """``--mirage-model=replay:RUN`` for a system of the given quality (see :func:`write_run`)."""
+    return f"--mirage-model=replay:{write_run(root, model, quality)}"
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
 def judge(body: Mapping[str, Any]) -> str:
     """Prefers the answer that cites the founding passage (#0); noisy on 10% of calls; ties otherwise."""
     prompt = body["messages"][-1]["content"]

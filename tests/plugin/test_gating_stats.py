@@ -3,49 +3,37 @@ a seeded sample, head-to-head tables, and judge calibration (PPI gates) from a s
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
-
 import pytest
 
-from tests.plugin.test_arena_e2e import N_CASES, write_run, write_suite
-
-
-def _replay(root: Path, model: str, quality: float) -> str:
-    return f"--mirage-model=replay:{write_run(root, model, quality)}"
-
-
-def _report(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text())
+from tests.plugin.test_arena_e2e import N_CASES, read_report, replay_arg, write_suite
 
 
 def test_baseline_comparison_and_regression_gates(pytester: pytest.Pytester) -> None:
     write_suite(pytester.path)
     base = pytester.path / "base.json"
-    res = pytester.runpytest("arena", _replay(pytester.path, "prod", 0.95), f"--mirage-report={base}")
+    res = pytester.runpytest("arena", replay_arg(pytester.path, "prod", 0.95), f"--mirage-report={base}")
     assert res.ret == 0, res.stdout.str()
 
     # the same answers again: no regression, the gate passes
     same = pytester.path / "same.json"
-    res = pytester.runpytest("arena", _replay(pytester.path, "prod", 0.95), f"--mirage-baseline={base}",
+    res = pytester.runpytest("arena", replay_arg(pytester.path, "prod", 0.95), f"--mirage-baseline={base}",
                              "--mirage-gate=citation_recall.mean drop <= 0.05", f"--mirage-report={same}")
     assert res.ret == 0, res.stdout.str()
-    regressions = _report(same)["regressions"]
+    regressions = read_report(same)["regressions"]
     assert regressions and all(g["failed"] is False for g in regressions)
     # compared with its own report, every delta is exactly zero and none is "significant"
-    rows = _report(same)["baseline"]["rows"]
+    rows = read_report(same)["baseline"]["rows"]
     assert rows and all(r["delta"] == 0 and not r["significant"] for r in rows), \
         [r for r in rows if r["delta"] != 0 or r["significant"]]
     assert "▼" not in res.stdout.str() and "▲" not in res.stdout.str()
 
     # a worse candidate under another name, compared with production through the map: the gate fails
     worse = pytester.path / "worse.json"
-    res = pytester.runpytest("arena", _replay(pytester.path, "cand", 0.3), f"--mirage-baseline={base}",
+    res = pytester.runpytest("arena", replay_arg(pytester.path, "cand", 0.3), f"--mirage-baseline={base}",
                              "--mirage-baseline-map=cand=prod", "--mirage-gate=citation_recall.mean drop <= 0.05",
                              f"--mirage-report={worse}")
     assert res.ret == pytest.ExitCode.TESTS_FAILED
-    rep = _report(worse)
+    rep = read_report(worse)
     failed = [g for g in rep["regressions"] if g["failed"]]
     assert failed and {g["expr"] for g in failed} == {"citation_recall.mean drop <= 0.05"}, failed
     assert all(0 < g["p_adjusted"] < 1e-4 for g in failed), failed  # a tiny p-value is not written as 0
@@ -58,18 +46,18 @@ def test_baseline_comparison_and_regression_gates(pytester: pytest.Pytester) -> 
     assert "▼" in row and "▲" not in row, row
     res.stdout.fnmatch_lines(["*▲ / ▼: significantly better / worse than the baseline run*"])
     markdown = pytester.path / "worse.md"
-    pytester.runpytest("arena", _replay(pytester.path, "cand", 0.3), f"--mirage-baseline={base}",
+    pytester.runpytest("arena", replay_arg(pytester.path, "cand", 0.3), f"--mirage-baseline={base}",
                        "--mirage-baseline-map=cand=prod", f"--mirage-markdown={markdown}")
     assert "▼" in markdown.read_text() and "significantly better / worse" in markdown.read_text()
 
 
-def test_a_regression_gate_needs_a_baseline_and_a_baseline_must_be_a_report(pytester: pytest.Pytester) -> None:
+def test_a_regression_gate_needs_a_baseline_and_a_baseline_must_be_aread_report(pytester: pytest.Pytester) -> None:
     write_suite(pytester.path)
-    res = pytester.runpytest("arena", _replay(pytester.path, "prod", 0.9), "--mirage-gate=rouge_l.mean drop <= 0.02")
+    res = pytester.runpytest("arena", replay_arg(pytester.path, "prod", 0.9), "--mirage-gate=rouge_l.mean drop <= 0.02")
     assert res.ret == pytest.ExitCode.USAGE_ERROR
     res.stderr.fnmatch_lines(["*'rouge_l.mean drop <= 0.02' compares with a baseline run: add --mirage-baseline*"])
     (pytester.path / "not-a-report.json").write_text('{"results": []}')
-    res = pytester.runpytest("arena", _replay(pytester.path, "prod", 0.9), "--mirage-baseline=not-a-report.json")
+    res = pytester.runpytest("arena", replay_arg(pytester.path, "prod", 0.9), "--mirage-baseline=not-a-report.json")
     assert res.ret == pytest.ExitCode.USAGE_ERROR
     res.stderr.fnmatch_lines(["*--mirage-baseline not-a-report.json: not a pytest-mirage report*"])
 
@@ -77,16 +65,16 @@ def test_a_regression_gate_needs_a_baseline_and_a_baseline_must_be_a_report(pyte
 def test_a_baseline_scored_with_other_definitions_is_refused(pytester: pytest.Pytester) -> None:
     write_suite(pytester.path)
     base = pytester.path / "base.json"
-    res = pytester.runpytest("arena", _replay(pytester.path, "prod", 0.9), "--mirage-scoring=mirage",
+    res = pytester.runpytest("arena", replay_arg(pytester.path, "prod", 0.9), "--mirage-scoring=mirage",
                              f"--mirage-report={base}")
-    assert res.ret == 0 and _report(base)["suites"][0]["scoring"] == "mirage"
+    assert res.ret == 0 and read_report(base)["suites"][0]["scoring"] == "mirage"
     out = pytester.path / "r.json"
-    res = pytester.runpytest("arena", _replay(pytester.path, "prod", 0.9), f"--mirage-baseline={base}",
+    res = pytester.runpytest("arena", replay_arg(pytester.path, "prod", 0.9), f"--mirage-baseline={base}",
                              f"--mirage-report={out}")
     assert res.ret == pytest.ExitCode.TESTS_FAILED
     res.stdout.fnmatch_lines(["*baseline comparison not computed: --mirage-baseline *base.json: suite arena was "
                               "scored with scoring 'mirage' there and with 'default' in this run*"])
-    rep = _report(out)
+    rep = read_report(out)
     assert rep["status"] == "failed" and "baseline" not in rep
 
 
@@ -95,17 +83,17 @@ def test_sample_runs_a_seeded_subset_per_language(pytester: pytest.Pytester) -> 
     runs = []
     for _ in range(2):
         out = pytester.path / f"s{len(runs)}.json"
-        res = pytester.runpytest("arena", _replay(pytester.path, "prod", 0.9), "--mirage-sample=0.25",
+        res = pytester.runpytest("arena", replay_arg(pytester.path, "prod", 0.9), "--mirage-sample=0.25",
                                  f"--mirage-report={out}")
         assert res.ret == 0, res.stdout.str()
         res.assert_outcomes(passed=N_CASES // 4 + _gate_count(res))  # the sampled cases and the gates
-        runs.append(sorted(r["case_id"] for r in _report(out)["results"] if r["model"] == "prod"))
+        runs.append(sorted(r["case_id"] for r in read_report(out)["results"] if r["model"] == "prod"))
     assert len(runs[0]) == N_CASES // 4 and runs[0] == runs[1]
-    assert _report(pytester.path / "s0.json")["sample"]["groups"]
+    assert read_report(pytester.path / "s0.json")["sample"]["groups"]
     other = pytester.path / "s2.json"
-    pytester.runpytest("arena", _replay(pytester.path, "prod", 0.9), "--mirage-sample=0.25", "--mirage-seed=7",
+    pytester.runpytest("arena", replay_arg(pytester.path, "prod", 0.9), "--mirage-sample=0.25", "--mirage-seed=7",
                        f"--mirage-report={other}")
-    assert sorted(r["case_id"] for r in _report(other)["results"] if r["model"] == "prod") != runs[0]
+    assert sorted(r["case_id"] for r in read_report(other)["results"] if r["model"] == "prod") != runs[0]
 
 
 def _gate_count(res: pytest.RunResult) -> int:
@@ -116,9 +104,9 @@ def _gate_count(res: pytest.RunResult) -> int:
 def test_head_to_head_table_for_every_pair(pytester: pytest.Pytester) -> None:
     write_suite(pytester.path)
     out = pytester.path / "r.json"
-    res = pytester.runpytest("arena", _replay(pytester.path, "good", 0.95), _replay(pytester.path, "bad", 0.2),
+    res = pytester.runpytest("arena", replay_arg(pytester.path, "good", 0.95), replay_arg(pytester.path, "bad", 0.2),
                              "--mirage-head-to-head=citation_recall", f"--mirage-report={out}")
-    rows = _report(out)["head_to_head"]
+    rows = read_report(out)["head_to_head"]
     pair = [r for r in rows if {r["model_a"], r["model_b"]} == {"bad", "good"} and r["metric"] == "citation_recall"]
     assert pair, rows
     row = pair[0]
@@ -136,17 +124,17 @@ def test_human_labels_give_calibration_and_ppi_gates(pytester: pytest.Pytester) 
         labels.append(f"en-{i:03d},prod,citation_recall,{int(i not in (3, 7))}")
     (suite / "labels.csv").write_text("\n".join(labels) + "\n")
     out = pytester.path / "r.json"
-    res = pytester.runpytest("arena", _replay(pytester.path, "prod", 0.9), "--mirage-gate=citation_recall.ppi_low >= 0.99",
+    res = pytester.runpytest("arena", replay_arg(pytester.path, "prod", 0.9), "--mirage-gate=citation_recall.ppi_low >= 0.99",
                              f"--mirage-report={out}")
-    rep = _report(out)
+    rep = read_report(out)
     cal = rep["calibration"]
     assert cal, rep.keys()
     gate = [g for g in rep["gates"] if "ppi_low" in g["expr"]]
     assert gate and gate[0]["passed"] is False and gate[0]["value"] < 0.99
     assert res.ret == pytest.ExitCode.TESTS_FAILED
-    res = pytester.runpytest("arena", _replay(pytester.path, "prod", 0.9), "--mirage-gate=citation_recall.ppi_low >= 0.3")
+    res = pytester.runpytest("arena", replay_arg(pytester.path, "prod", 0.9), "--mirage-gate=citation_recall.ppi_low >= 0.3")
     assert res.ret == 0, res.stdout.str()
     # a label file that names an unknown case is an error that names the line
     (suite / "labels.csv").write_text("case_id,model,metric,label\nen-999,prod,citation_recall,1\n")
-    res = pytester.runpytest("arena", _replay(pytester.path, "prod", 0.9))
+    res = pytester.runpytest("arena", replay_arg(pytester.path, "prod", 0.9))
     assert "labels.csv:2" in res.stdout.str() + res.stderr.str()

@@ -4,44 +4,41 @@ the statistics settings, and where/with which features a surrogate is trained.""
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.helpers.fake_openai import FakeOpenAIServer
-from tests.plugin.test_arena_e2e import N_CASES, QUALITY, judge, write_run, write_suite
-
-
-def _replay(root: Path, model: str, quality: float) -> str:
-    return f"--mirage-model=replay:{write_run(root, model, quality)}"
-
-
-def _report(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text())
+from tests.plugin.test_arena_e2e import (
+    N_CASES,
+    QUALITY,
+    judge,
+    read_report,
+    replay_arg,
+    write_suite,
+)
 
 
 def test_metrics_selects_what_is_computed_plus_what_rules_need(pytester: pytest.Pytester) -> None:
     write_suite(pytester.path)
     out = pytester.path / "r.json"
-    res = pytester.runpytest("arena", _replay(pytester.path, "prod", 0.9), "--mirage-metrics=token_f1",
+    res = pytester.runpytest("arena", replay_arg(pytester.path, "prod", 0.9), "--mirage-metrics=token_f1",
                              "--mirage-threshold=citation_recall >= 0", f"--mirage-report={out}")
     assert res.ret == 0, res.stdout.str()
-    mine = [r for r in _report(out)["results"] if r["model"] == "prod"]
+    mine = [r for r in read_report(out)["results"] if r["model"] == "prod"]
     assert {k for r in mine for k in r["metrics"]} == {"token_f1", "citation_recall"}
-    res = pytester.runpytest("arena", _replay(pytester.path, "prod", 0.9), "--mirage-metrics=token_f1,rouge_L")
+    res = pytester.runpytest("arena", replay_arg(pytester.path, "prod", 0.9), "--mirage-metrics=token_f1,rouge_L")
     assert res.ret == pytest.ExitCode.USAGE_ERROR
     res.stderr.fnmatch_lines(["*--mirage-metrics: Unknown metric 'rouge_L'. Did you mean: rouge_l?*"])
 
 
-def test_no_leaderboard_hides_it_but_keeps_the_report(pytester: pytest.Pytester) -> None:
+def test_no_leaderboard_hides_it_but_keeps_theread_report(pytester: pytest.Pytester) -> None:
     write_suite(pytester.path)
     out = pytester.path / "r.json"
-    res = pytester.runpytest("arena", _replay(pytester.path, "prod", 0.9), "--mirage-no-leaderboard",
+    res = pytester.runpytest("arena", replay_arg(pytester.path, "prod", 0.9), "--mirage-no-leaderboard",
                              f"--mirage-report={out}")
     assert res.ret == 0 and "pytest-mirage leaderboard" not in res.stdout.str()
-    assert _report(out)["leaderboard"]
-    res = pytester.runpytest("arena", _replay(pytester.path, "prod", 0.9))
+    assert read_report(out)["leaderboard"]
+    res = pytester.runpytest("arena", replay_arg(pytester.path, "prod", 0.9))
     res.stdout.fnmatch_lines(["*pytest-mirage leaderboard*"])
 
 
@@ -52,7 +49,7 @@ def test_no_leaderboard_hides_it_but_keeps_the_report(pytester: pytest.Pytester)
 ])
 def test_bad_statistics_settings_are_usage_errors(pytester: pytest.Pytester, flag: str, message: str) -> None:
     write_suite(pytester.path)
-    res = pytester.runpytest("arena", _replay(pytester.path, "prod", 0.9), flag)
+    res = pytester.runpytest("arena", replay_arg(pytester.path, "prod", 0.9), flag)
     assert res.ret == pytest.ExitCode.USAGE_ERROR
     res.stderr.fnmatch_lines([message])
 
@@ -60,13 +57,13 @@ def test_bad_statistics_settings_are_usage_errors(pytester: pytest.Pytester, fla
 def test_alpha_and_paired_test_reach_the_comparison(pytester: pytest.Pytester) -> None:
     write_suite(pytester.path)
     base = pytester.path / "base.json"
-    pytester.runpytest("arena", _replay(pytester.path, "prod", 0.9), f"--mirage-report={base}")
+    pytester.runpytest("arena", replay_arg(pytester.path, "prod", 0.9), f"--mirage-report={base}")
     out = pytester.path / "r.json"
-    res = pytester.runpytest("arena", _replay(pytester.path, "cand", 0.6), f"--mirage-baseline={base}",
+    res = pytester.runpytest("arena", replay_arg(pytester.path, "cand", 0.6), f"--mirage-baseline={base}",
                              "--mirage-baseline-map=cand=prod", "--mirage-alpha=0.01", "--mirage-paired-test=sign_flip",
                              "--mirage-gate=citation_recall.mean drop <= 0.5", f"--mirage-report={out}")
     assert res.ret == 0, res.stdout.str()
-    rep = _report(out)
+    rep = read_report(out)
     assert rep["baseline"]["alpha"] == 0.01 and rep["baseline"]["test"] == "sign_flip"
     assert {r["test"] for r in rep["baseline"]["rows"]} == {"sign_flip"}
     assert all(g["alpha"] == 0.01 for g in rep["regressions"])
@@ -75,7 +72,7 @@ def test_alpha_and_paired_test_reach_the_comparison(pytester: pytest.Pytester) -
 
 def test_judge_order_random_judges_each_pair_once(pytester: pytest.Pytester) -> None:
     write_suite(pytester.path)
-    models = [_replay(pytester.path, m, QUALITY[m]) for m in ("sys-a", "sys-c", "sys-f")]
+    models = [replay_arg(pytester.path, m, QUALITY[m]) for m in ("sys-a", "sys-c", "sys-f")]
     with FakeOpenAIServer(answer=judge) as srv:
         out = pytester.path / "r.json"
         res = pytester.runpytest("arena", *models, "--mirage-judge", "openai:fake-judge",
@@ -83,13 +80,13 @@ def test_judge_order_random_judges_each_pair_once(pytester: pytest.Pytester) -> 
                                  "--mirage-judge-order=random", "--mirage-judge-queries=10", "--mirage-tournaments=20",
                                  f"--mirage-report={out}")
     assert res.ret == 0, res.stdout.str()
-    rel = _report(out)["judge"]
+    rel = read_report(out)["judge"]
     assert rel["judgments"] == 10 * 3 and rel["swap_pairs"] == 0 and rel["swap_consistency"] is None
 
 
 def test_surrogate_dir_and_features(pytester: pytest.Pytester) -> None:
     suite = write_suite(pytester.path)
-    models = [_replay(pytester.path, m, q) for m, q in QUALITY.items()]
+    models = [replay_arg(pytester.path, m, q) for m, q in QUALITY.items()]
     battles = pytester.path / "b.jsonl"
     rows = []
     for i in range(N_CASES):
@@ -108,10 +105,10 @@ def test_surrogate_dir_and_features(pytester: pytest.Pytester) -> None:
     assert saved["features"] == ["citation_recall", "rouge_l"]
     # read from the same folder in a later run (same definitions: imported judgments mean "mirage")
     out = pytester.path / "r.json"
-    res = pytester.runpytest("arena", _replay(pytester.path, "new", 0.9), f"--mirage-surrogate-dir={where}",
+    res = pytester.runpytest("arena", replay_arg(pytester.path, "new", 0.9), f"--mirage-surrogate-dir={where}",
                              "--mirage-scoring=mirage", f"--mirage-report={out}")
     assert res.ret == 0, res.stdout.str()
-    assert any(s["model"] == "new" for s in _report(out)["surrogate_scores"])
+    assert any(s["model"] == "new" for s in read_report(out)["surrogate_scores"])
     res = pytester.runpytest("arena", *models, f"--mirage-battles={battles}", "--mirage-train-surrogate",
                              f"--mirage-surrogate-dir={where}", "--mirage-surrogate-features=citation_recal")
     assert res.ret == pytest.ExitCode.USAGE_ERROR
