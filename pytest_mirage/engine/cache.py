@@ -151,7 +151,25 @@ def encode_answer(answer: Answer) -> tuple[str, str]:
         items = getattr(answer, name)
         if items is not None and (items or name != "invalid_citations"):
             meta[name] = list(items)
+    if answer.logprobs is not None:
+        meta["logprobs"] = [[tok, lp, [list(alt) for alt in top]] for tok, lp, top in answer.logprobs]
     return answer.output, json.dumps(meta, ensure_ascii=False, sort_keys=True)
+
+
+def _logprob_rows(value: Any) -> tuple[tuple[str, float, tuple[tuple[str, float], ...]], ...]:
+    def number(x: Any) -> bool:
+        return type(x) in (int, float)
+
+    rows = []
+    if type(value) is not list:
+        raise ValueError("stored 'logprobs' is not a list")
+    for row in value:
+        if (type(row) is not list or len(row) != 3 or type(row[0]) is not str or not number(row[1])
+                or type(row[2]) is not list
+                or not all(type(a) is list and len(a) == 2 and type(a[0]) is str and number(a[1]) for a in row[2])):
+            raise ValueError("stored 'logprobs' rows are not [token, logprob, [[token, logprob], ...]]")
+        rows.append((row[0], float(row[1]), tuple((a[0], float(a[1])) for a in row[2])))
+    return tuple(rows)
 
 
 _raw_decode = json.JSONDecoder().raw_decode
@@ -179,6 +197,8 @@ def decode_answer(output: str, meta_json: str, case_id: str, model: str) -> Answ
             fields[name] = value
         elif name in ("format_ok", "truncated") and type(value) is bool:
             fields[name] = value
+        elif name == "logprobs":
+            fields[name] = _logprob_rows(value)
         else:
             raise ValueError(f"stored field {name!r} is not an answer field")
     usage["cached"] = True

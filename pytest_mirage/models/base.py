@@ -176,6 +176,9 @@ class Answer:
     format_ok: bool = True
     usage: Mapping[str, Any] = field(default_factory=dict)
     truncated: bool = False  # the output was cut at the output limit (max_tokens)
+    # per generated token: (token, logprob, ((alternative, logprob), ...)) when the model was asked for
+    # them (openai:...?logprobs=K); judges turn the verdict token's into a probability
+    logprobs: tuple[tuple[str, float, tuple[tuple[str, float], ...]], ...] | None = None
 
     def to_run_line(self) -> dict[str, Any]:
         """The replay format: ``{case_id, model, output, answer?, citations?, retrieved?, contexts?}``."""

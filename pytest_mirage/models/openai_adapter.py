@@ -17,7 +17,9 @@ MIRAGE), ``max_tokens`` (512; ``none`` sends no limit), ``timeout`` (seconds for
 ``cache_tag`` (a name for the endpoint in the cache key instead of its URL), ``check_model``
 (``true``: check the model name against the server's ``/models`` list first), ``http`` (``auto``:
 the SDK's aiohttp transport when ``openai[aiohttp]`` is installed, else its default httpx one; or
-``httpx`` / ``aiohttp`` explicitly).
+``httpx`` / ``aiohttp`` explicitly), ``logprobs`` (``K`` from 0 to 20, or ``true`` for 5: ask for the
+log-probability of every generated token and its ``K`` most likely alternatives; the ARES judge turns
+them into a probability of "yes").
 """
 
 from __future__ import annotations
@@ -43,11 +45,11 @@ from .faults import (
     parse_retry_after,
     redact,
 )
-from .options import SpecOptions
+from .options import SpecOptions, parse_int
 from .registry import ModelSpec
 
 OPTIONS = ("base_url", "api_key_env", "temperature", "max_tokens", "timeout", "concurrency", "extra",
-           "truncated", "cache_tag", "check_model", "http")
+           "truncated", "cache_tag", "check_model", "http", "logprobs")
 HTTP_CLIENTS = ("auto", "httpx", "aiohttp")
 DEFAULT_TIMEOUT_S = 60.0
 OPENAI_URL = "https://api.openai.com/v1"
@@ -56,6 +58,32 @@ RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 TIMEOUT_SLACK = 0.9  # a failure this close to the timeout counts as one (timer and clock granularity)
 REFUSED_EXTRA = {"stream": "the adapter reads whole responses, not streams",
                  "model": "the model is the spec's MODEL", "messages": "the messages are the prompt"}
+
+
+DEFAULT_TOP_LOGPROBS = 5
+
+
+def _logprobs(raw: Any) -> tuple[tuple[str, float, tuple[tuple[str, float], ...]], ...] | None:
+    """``choices[0].logprobs.content`` (OpenAI's shape, also vLLM's and llama.cpp's) as rows of
+    (token, logprob, alternatives); None when absent or not in that shape."""
+    content = raw.get("content") if isinstance(raw, dict) else None
+    if not isinstance(content, list) or not content:
+        return None
+    rows = []
+    for entry in content:
+        if not isinstance(entry, dict) or not isinstance(entry.get("token"), str):
+            return None
+        lp = entry.get("logprob")
+        if isinstance(lp, bool) or not isinstance(lp, int | float):
+            return None
+        top = []
+        for alt in entry.get("top_logprobs") or ():
+            alp = alt.get("logprob") if isinstance(alt, dict) else None
+            if isinstance(alt, dict) and isinstance(alt.get("token"), str) and isinstance(alp, int | float) \
+                    and not isinstance(alp, bool):
+                top.append((alt["token"], float(alp)))
+        rows.append((entry["token"], float(lp), tuple(top)))
+    return tuple(rows)
 
 
 def _url_secrets(url: str | None) -> list[str]:
@@ -158,6 +186,19 @@ class OpenAIAdapter:
         if "max_completion_tokens" in self.extra:
             self.max_tokens = None  # the newer field replaces it; servers refuse both
         self.truncated = opts.choice("truncated", "keep", ("keep", "error"))
+        raw_lp = opts.raw("logprobs")
+        lp_text = None if raw_lp is None else str(raw_lp).strip().lower()
+        self.top_logprobs: int | None
+        if lp_text is None or lp_text in ("false", "no", "off"):
+            self.top_logprobs = None
+        elif lp_text in ("true", "yes", "on"):
+            self.top_logprobs = DEFAULT_TOP_LOGPROBS
+        else:
+            self.top_logprobs = parse_int(raw_lp, opts.where("logprobs"), 0, 0, 20)
+        for key_name in ("logprobs", "top_logprobs"):
+            if key_name in self.extra and self.top_logprobs is not None:
+                raise ConfigError(f"{opts.where('extra')}: key {key_name!r} and the option logprobs= both ask for "
+                                  "log-probabilities; keep the option")
         self.cache_tag = opts.text("cache_tag")
         self.check_model = opts.flag("check_model", False)
         self.http = self._pick_http(spec, opts.choice("http", "auto", HTTP_CLIENTS))
@@ -192,6 +233,8 @@ class OpenAIAdapter:
                                     "extra": self.extra}
         if self.truncated == "error":
             identity["truncated"] = "error"
+        if self.top_logprobs is not None:
+            identity["top_logprobs"] = self.top_logprobs
         return identity
 
     # ------------------------------------------------------------------ calls
@@ -299,6 +342,9 @@ class OpenAIAdapter:
                                 "temperature": self.temperature}
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
+        if self.top_logprobs is not None:
+            body["logprobs"] = True
+            body["top_logprobs"] = self.top_logprobs
         raw = await self._request("POST", "/chat/completions", body)
         return self._parse(request, raw)
 
@@ -357,7 +403,11 @@ class OpenAIAdapter:
         if finish == "content_filter":
             raise self._fail(f"the provider's content filter stopped the answer: {excerpt(content)}", usage)
         usage["finish_reason"] = finish
-        return Answer(case_id=request.item_id, model=self.name, output=content, usage=usage, truncated=truncated)
+        logprobs = _logprobs(choice.get("logprobs")) if self.top_logprobs is not None else None
+        if self.top_logprobs is not None and logprobs is None:
+            usage["logprobs_missing"] = True  # asked for, not returned: judges fall back to the verdict
+        return Answer(case_id=request.item_id, model=self.name, output=content, usage=usage, truncated=truncated,
+                      logprobs=logprobs)
 
     def close(self) -> None:
         # clients are closed at the end of each engine run (aclose); nothing is held between runs

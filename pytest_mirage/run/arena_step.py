@@ -237,14 +237,24 @@ def prompt_id(prompt: str) -> str:
     return hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16]
 
 
-def judge_complete(ctx: RunContext, spec: ModelSpec, label: str = "judge") -> Callable[[list[str]], list[str | Exception]]:
-    """A ``complete(prompts)`` callable that sends judge prompts through the engine (cached, retried)."""
+def judge_answers(ctx: RunContext, spec: ModelSpec, label: str = "judge") -> Callable[[list[str]], list[Answer | Exception]]:
+    """A callable that sends judge prompts through the engine (cached, retried) and returns the
+    judge model's answers (or the errors), one per prompt."""
     adapter = ctx.adapter(spec)
 
-    def complete(prompts: list[str]) -> list[str | Exception]:
+    def answers(prompts: list[str]) -> list[Answer | Exception]:
         reqs = [PromptRequest(id=prompt_id(p), prompt=p, label=label) for p in prompts]
-        outs = run_requests(adapter, reqs, ctx.engine)
-        return [o.output if isinstance(o, Answer) else o for o in outs]
+        return run_requests(adapter, reqs, ctx.engine)
+
+    return answers
+
+
+def judge_complete(ctx: RunContext, spec: ModelSpec, label: str = "judge") -> Callable[[list[str]], list[str | Exception]]:
+    """A ``complete(prompts)`` callable returning the judge's reply texts (see :func:`judge_answers`)."""
+    answers = judge_answers(ctx, spec, label)
+
+    def complete(prompts: list[str]) -> list[str | Exception]:
+        return [o.output if isinstance(o, Answer) else o for o in answers(prompts)]
 
     return complete
 

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..engine import run_requests
-from ..errors import ModelError
-from ..judges.base import Judge, JudgeHealth, JudgeItem, JudgeScore
+from ..errors import ConfigError, ModelError
+from ..judges.base import Judge, JudgeHealth, JudgeItem, JudgeScore, Reply, TokenLogprob
 from ..judges.spec import (
     METRICS as JUDGE_METRICS,
 )
@@ -37,7 +37,7 @@ from ..judges.spec import (
 from ..metrics.base import Metric, MetricRegistry, NotApplicable, Sample
 from ..models.base import Answer, EngineRequest, ModelRequest, PromptRequest
 from ..suites.model import Passage, Suite
-from .arena_step import judge_complete, prompt_id
+from .arena_step import judge_answers, judge_complete, prompt_id
 from .context import RunContext
 from .evaluate import metric_sample
 from .requests import finalize_answer
@@ -80,6 +80,37 @@ class LocalJudgeAdapter:
 
     def close(self) -> None:
         self.judge.close()
+
+
+def _with_logprobs(model: Any, spec: JudgeSpec) -> Any:
+    """The judge's model spec asking for token log-probabilities (``logprobs=true`` on the judge)."""
+    if model.kind != "openai":
+        raise ConfigError(f"judge spec {spec.raw!r}: logprobs=true needs a model behind the openai: adapter "
+                          f"(OpenAI, or a vLLM / llama.cpp server); {model.kind}: models do not return token "
+                          "log-probabilities here: drop logprobs=true (the verdict then counts as 1 or 0)")
+    if "logprobs" in model.options:
+        return model
+    return replace(model, raw=model.raw + ("&" if "?" in model.raw else "?") + "logprobs=true",
+                   options={**model.options, "logprobs": "true"})
+
+
+def judge_replies(ctx: RunContext, model: Any, label: str) -> Callable[[list[str]], list[str | Reply | Exception]]:
+    """``complete`` for a judge that reads token log-probabilities: a :class:`Reply` carrying them
+    when the server returned them, else the text."""
+    answers = judge_answers(ctx, model, label)
+
+    def complete(prompts: list[str]) -> list[str | Reply | Exception]:
+        out: list[str | Reply | Exception] = []
+        for a in answers(prompts):
+            if not isinstance(a, Answer):
+                out.append(a)
+            elif a.logprobs:
+                out.append(Reply(a.output, tuple(TokenLogprob(tok, lp, dict(top)) for tok, lp, top in a.logprobs)))
+            else:
+                out.append(a.output)
+        return out
+
+    return complete
 
 
 def item_to_json(item: JudgeItem) -> str:
@@ -146,9 +177,12 @@ class Judging:
             complete = None
             if spec.llm:
                 model = spec.model_spec(self.ctx.settings.model_defaults)
+                if spec.options.get("logprobs"):
+                    model = _with_logprobs(model, spec)
                 self.ctx.models.check(model)
                 self.ctx.adapter(model)  # a missing key or an unknown kind fails here, once
-                complete = judge_complete(self.ctx, model, label=f"judge {spec.judge}")
+                complete = (judge_replies(self.ctx, model, label=f"judge {spec.judge}") if spec.options.get("logprobs")
+                            else judge_complete(self.ctx, model, label=f"judge {spec.judge}"))
             base = suite.root if suite is not None and suite.manifest is not None else Path(".")
             judge = self._built[key] = create_judge(spec, complete=complete, base_dir=base)
             self.health[label(spec)] = judge.health

@@ -24,6 +24,8 @@ to every request whose message matches no key. Fault names:
 ``surrogate``        200 whose answer text is an unpaired surrogate escape (``\\ud800``)
 ``ok``               a normal answer
 
+A request with ``logprobs: true`` gets ``choices[0].logprobs.content`` (see :func:`token_logprobs`).
+
 ``canned`` maps a substring of the last user message to a response sent as is (status, raw body):
 recorded-shape replies of real servers, e.g. ``fixtures/openai-replies/``.
 
@@ -84,6 +86,21 @@ def default_answer(body: Mapping[str, Any]) -> str:
     content = _last_user_content(body)
     digest = hashlib.sha256(content.encode()).hexdigest()[:12]
     return f"##Reason: scripted reply.\n##Answer: answer-{digest} [1]"
+
+
+VERDICT_ALTERNATIVE = {"yes": "[[No]]", "no": "[[Yes]]"}
+
+
+def token_logprobs(text: str, top: int) -> list[dict[str, Any]]:
+    """OpenAI-shaped ``logprobs.content`` for ``text`` (whitespace tokens): every chosen token at
+    log-probability -0.05; a yes/no verdict token has the opposite verdict as its runner-up at -3.0
+    (so P(yes) = e^-0.05 / (e^-0.05 + e^-3) = 0.9503 for a "[[Yes]]"), other tokens "the" at -5.0."""
+    out = []
+    for tok in text.split():
+        alt = VERDICT_ALTERNATIVE.get(tok.strip("[].,:").lower())
+        alts = [{"token": tok, "logprob": -0.05}, {"token": alt or "the", "logprob": -3.0 if alt else -5.0}]
+        out.append({"token": tok, "logprob": -0.05, "bytes": list(tok.encode()), "top_logprobs": alts[:top]})
+    return out
 
 
 def _last_user_content(body: Mapping[str, Any]) -> str:
@@ -383,6 +400,8 @@ class FakeOpenAIServer:
                 return False
             text, finish, tokens = generated
         payload = self._completion(model, text, finish, tokens)
+        if body.get("logprobs") and payload["choices"]:
+            payload["choices"][0]["logprobs"] = {"content": token_logprobs(text, int(body.get("top_logprobs") or 0))}
         if name == "trickle":
             await self._trickle(writer, json.dumps(payload).encode(), float(arg) if arg else self.trickle_s)
         else:

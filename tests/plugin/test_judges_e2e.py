@@ -107,3 +107,36 @@ def test_nli_judge_from_a_local_checkpoint_batched_and_cached(pytester: pytest.P
     assert next(iter(again["judge_health"].values()))["items"] == 0
     assert [r["metrics"]["support_nli"] for r in again["results"] if r["model"] == "extractive"] == \
         [r["metrics"]["support_nli"] for r in mine]
+
+
+def test_ares_judge_reads_token_logprobs_when_asked(pytester: pytest.Pytester, demo_suite: Path) -> None:
+    """ARES yes/no verdicts: with logprobs=true the judge asks the server for token log-probabilities
+    and scores P(yes) (the fake server gives "[[Yes]]" e^-0.05 against "[[No]]" e^-3: 0.9503);
+    without, the verdict counts as 1. Both cached; a non-openai judge model is refused."""
+    with FakeOpenAIServer(answer=lambda body: "The passage says so.\n[[Yes]]") as srv:
+        base = [f"--mirage-openai-base-url={srv.base_url}", f"--mirage-cache={pytester.path / 'cache'}",
+                f"--mirage-report={pytester.path / 'r.json'}"]
+        res = pytester.runpytest("demo", "--mirage-judges=ares=openai:fake-judge?logprobs=true", *base)
+        assert res.ret == 0, res.stdout.str()
+        asked = [r.body for r in srv.log]
+        assert asked and all(b.get("logprobs") is True and b.get("top_logprobs") == 5 for b in asked)
+        rep = json.loads((pytester.path / "r.json").read_text())
+        mine = [r for r in rep["results"] if r["model"] == "extractive"]
+        expected = 1 / (1 + 2.718281828459045 ** (-3 + 0.05))
+        values = [r["metrics"]["ares_answer_faithfulness"] for r in mine]
+        assert values and all(v == pytest.approx(expected, abs=1e-6) for v in values), values  # report: 6 decimals
+        calls = srv.count
+        res = pytester.runpytest("demo", "--mirage-judges=ares=openai:fake-judge?logprobs=true", *base)
+        assert srv.count == calls  # the log-probabilities come back from the cache too
+        again = json.loads((pytester.path / "r.json").read_text())
+        assert [r["metrics"]["ares_answer_faithfulness"] for r in again["results"]
+                if r["model"] == "extractive"] == values
+
+        res = pytester.runpytest("demo", "--mirage-judges=ares=openai:fake-judge", *base)
+        assert res.ret == 0
+        plain = json.loads((pytester.path / "r.json").read_text())
+        assert {r["metrics"]["ares_answer_faithfulness"] for r in plain["results"]
+                if r["model"] == "extractive"} == {1.0}
+    res = pytester.runpytest("demo", "--mirage-judges=ares=extractive?logprobs=true")
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines(["*logprobs=true needs a model behind the openai: adapter*"])

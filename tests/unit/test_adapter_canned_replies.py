@@ -12,6 +12,8 @@ import pytest
 
 from pytest_mirage.engine import EngineSettings, EngineStats, RetryPolicy, run_requests
 from pytest_mirage.errors import ModelError
+from pytest_mirage.judges.base import Reply, TokenLogprob
+from pytest_mirage.judges.llm import yes_probability
 from pytest_mirage.models.base import Answer
 from pytest_mirage.models.registry import parse_model_spec
 from tests.helpers.cases import make_requests
@@ -40,7 +42,8 @@ def test_canned_reply(path: Path) -> None:
     body = json.dumps(reply["body"], ensure_ascii=False).encode("utf-8")
     expect = reply["expect"]
     with FakeOpenAIServer(canned={"q-0:": (reply["status"], body)}) as srv:
-        spec = parse_model_spec(f"openai:some-model?base_url={srv.base_url}&max_tokens=512")
+        asks = "&logprobs=2" if "logprobs" in expect else ""
+        spec = parse_model_spec(f"openai:some-model?base_url={srv.base_url}&max_tokens=512{asks}")
         stats = EngineStats()
         out = run_requests(create(spec), make_requests(1), EngineSettings(
             cache_mode="off", stats=stats, retry=RetryPolicy(max_retries=2, base_s=0.01, max_backoff_s=0.02)))
@@ -52,6 +55,10 @@ def test_canned_reply(path: Path) -> None:
         assert dict(result.usage or {}) == expect["usage"]
         assert result.truncated is expect["truncated"]
         assert attempts == 1
+        if "logprobs" in expect:  # the rows as parsed, and the probability the ARES judge reads from them
+            assert [[t, lp, [list(a) for a in top]] for t, lp, top in result.logprobs or ()] == expect["logprobs"]
+            reply = Reply(result.output, tuple(TokenLogprob(t, lp, dict(top)) for t, lp, top in result.logprobs or ()))
+            assert yes_probability(reply, True) == pytest.approx(expect["p_yes"], abs=1e-4)
         return
     assert isinstance(result, ModelError), result
     message = str(result)

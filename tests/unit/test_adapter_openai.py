@@ -241,3 +241,31 @@ def test_missing_key_without_a_local_server_says_what_to_do(monkeypatch: pytest.
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(ConfigError, match=r"OPENAI_API_KEY is not set.*\?api_key_env=NAME.*base_url"):
         create(parse_model_spec("openai:gpt-4o-mini"))
+
+
+def test_logprobs_are_requested_parsed_and_cached(server: FakeOpenAIServer, tmp_path: Path) -> None:
+    spec = parse_model_spec(f"openai:m?base_url={server.base_url}&logprobs=2")
+    settings = EngineSettings(cache_dir=tmp_path)
+    first = run_requests(create(spec), make_requests(2), settings)[1]
+    body = server.requests_for("q-1:")[0].body
+    assert body["logprobs"] is True and body["top_logprobs"] == 2
+    assert isinstance(first, Answer) and first.logprobs is not None
+    tok, lp, top = first.logprobs[-1]
+    assert tok == "[doc1#0]" and lp == -0.05 and top == (("[doc1#0]", -0.05), ("the", -5.0))
+    again = run_requests(create(spec), make_requests(2), settings)[1]
+    assert isinstance(again, Answer) and again.usage.get("cached") and again.logprobs == first.logprobs
+    # without the option nothing is asked, nothing is kept, and the two never share a cache entry
+    plain = run_requests(create(parse_model_spec(f"openai:m?base_url={server.base_url}")), make_requests(2),
+                         settings)[1]
+    assert isinstance(plain, Answer) and plain.logprobs is None and not plain.usage.get("cached")
+    assert "logprobs" not in server.requests_for("q-1:")[-1].body
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ("logprobs=25", "logprobs"),
+    ("logprobs=many", "logprobs"),
+    ('logprobs=true&extra={"top_logprobs": 3}', "both ask for log-probabilities"),
+])
+def test_bad_logprobs_options(server: FakeOpenAIServer, options: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        create(parse_model_spec(f"openai:m?base_url={server.base_url}&{options}"))
