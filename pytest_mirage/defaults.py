@@ -15,3 +15,5 @@ RETRIEVAL_K = 3  # cut-off of retrieval metrics and size of the harness's retrie
 ALPHA = 0.05  # significance level of regression gates and head-to-head tests
 PAIRED_TEST = "t"  # the paired test of baseline comparisons: t or sign_flip
 REPEAT = 1  # samples per case
+# the metric definitions: the robust default, or MIRAGE-Bench's evaluation code reproduced
+SCORING_MODES: tuple[str, ...] = ("default", "mirage")

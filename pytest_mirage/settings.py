@@ -29,7 +29,6 @@ from .stats.paired import TEST_METHODS
 from .stats.sampling import parse_sample
 
 JUDGE_ORDERS = ("both", "random")
-SCORING_MODES = ("default", "mirage")
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,7 +261,7 @@ def resolve(config: Any) -> Settings:
         github=_choice(get("--mirage-github"), ("auto", "off")) == "auto",
         judges_cli=_judges(options.cli_value(config, options.BY_FLAG["--mirage-judges"])),
         judges_ini=_judges(options.ini_value(config, options.BY_FLAG["--mirage-judges"])),
-        scoring=_choice(scoring, SCORING_MODES) if scoring.value else None,
+        scoring=_choice(scoring, defaults.SCORING_MODES) if scoring.value else None,
         model_defaults=model_defaults,
         sources=sources,
     )

@@ -37,13 +37,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..defaults import SCORING_MODES
 from ..errors import did_you_mean
 from .bt import DEFAULT_ALPHA, Battle, TieMode, battle_counts, bootstrap_strengths, fit_strengths
 from .stats import ArenaError, competition_ranks, kendall_tau, percentile_interval, r2_score
 
 FORMAT = "pytest-mirage-surrogate"
 FORMAT_VERSION = 1
-SCORINGS = ("default", "mirage")  # the metric definitions features can be computed with
+SCORINGS = SCORING_MODES  # the metric definitions features can be computed with
 DEFAULT_TREES = 100
 DEFAULT_HEALTH_TOURNAMENTS = 100
 RETRAIN_HINT = "retrain it with --mirage-train-surrogate"

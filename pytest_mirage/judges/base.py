@@ -19,13 +19,25 @@ their prompts through one ``complete`` call per stage. Nothing here imports a mo
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ..errors import ConfigError
 from ..suites.model import Passage
+
+
+def import_backend(module: str, who: str, extra: str = "hf", note: str = "") -> Any:
+    """Import a judge's optional library, or a :class:`ConfigError` naming who needs it and the
+    extra that installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ConfigError(f"{who} needs {module} ({exc}); install it with: "
+                          f'pip install "pytest-mirage[{extra}]"{note}') from exc
 
 
 @dataclass(frozen=True, slots=True)

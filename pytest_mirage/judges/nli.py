@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, ModelError
-from .base import JudgeHealth, JudgeItem, JudgeScore, null_score
+from .base import JudgeHealth, JudgeItem, JudgeScore, import_backend, null_score
 from .citing import cited_sentences, local_identity, passage_text, resolve_device
 
 VERSION = "1"
@@ -95,13 +95,8 @@ class NLIJudge:
         """Tokenizer, model, device, entailment index, neutral index and max length (loaded once)."""
         if self._loaded is not None:
             return self._loaded
-        try:
-            import torch
-
-            transformers: Any = importlib.import_module("transformers")
-        except ImportError as exc:
-            raise ConfigError(f"support_nli needs torch and transformers ({exc}); install them with: "
-                              'pip install "pytest-mirage[hf]"') from exc
+        torch = import_backend("torch", "support_nli")
+        transformers = import_backend("transformers", "support_nli")
         kwargs: dict[str, Any] = {"revision": self.revision} if self.revision else {}
         dtypes = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
         try:

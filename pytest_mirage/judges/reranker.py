@@ -8,13 +8,12 @@ that cites no passage is null.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, ModelError
-from .base import JudgeHealth, JudgeItem, JudgeScore, null_score
+from ..errors import ModelError
+from .base import JudgeHealth, JudgeItem, JudgeScore, import_backend, null_score
 from .citing import cited_passages, local_identity, passage_text, resolve_device, token_limit
 
 VERSION = "1"
@@ -46,11 +45,7 @@ class RerankerJudge:
     def load(self) -> Any:
         if self._model is not None:
             return self._model
-        try:
-            flag: Any = importlib.import_module("FlagEmbedding")
-        except ImportError as exc:
-            raise ConfigError(f"reranker_score needs FlagEmbedding ({exc}); install it with: "
-                              'pip install "pytest-mirage[hf]"') from exc
+        flag = import_backend("FlagEmbedding", "reranker_score")
         device = resolve_device(self.device)
         try:
             self._model = flag.FlagReranker(self.model_name, use_fp16=self.fp16 and device != "cpu", devices=device,

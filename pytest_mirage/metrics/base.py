@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..defaults import SCORING_MODES
 from ..errors import ConfigError, MetricError, did_you_mean
 from ..models.base import Answer
 from ..suites.model import Case, Passage
@@ -47,7 +48,7 @@ class Sample:
                               "evaluation code)")
 
 
-SCORINGS: tuple[str, ...] = ("default", "mirage")
+SCORINGS = SCORING_MODES
 
 
 MetricFn = Callable[[Sample], float]

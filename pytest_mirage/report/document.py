@@ -115,7 +115,7 @@ def _leaderboards(report: RunReport) -> list[Block]:
         by_suite[r.suite].append(r)
     modes = {s.name: s.mode for s in report.suites}
     marks = report.baseline_marks()
-    legend = report.baseline_mark_note()
+    legend = report.baseline_mark_note(marks)
     for suite in _suite_order([s.name for s in report.suites], set(by_suite)):
         rows = by_suite.get(suite)
         if not rows:

@@ -170,9 +170,9 @@ class RunReport:
                 BETTER if (delta > 0) == higher else WORSE
         return marks
 
-    def baseline_mark_note(self) -> str | None:
-        """The legend of :meth:`baseline_marks`, or None when nothing is marked."""
-        if not self.baseline_marks():
+    def baseline_mark_note(self, marks: Mapping[tuple[str, str, str, str], str]) -> str | None:
+        """The legend of ``marks`` (:meth:`baseline_marks`), or None when nothing is marked."""
+        if not marks:
             return None
         base = self.statistics.get("baseline") or {}
         return (f"{BETTER} / {WORSE}: significantly better / worse than the baseline run (paired "

@@ -152,7 +152,7 @@ def leaderboard_lines(report: RunReport, width: int | None = None, markup: bool 
                     f"{', '.join(left)}; see --mirage-report / --mirage-html)")
             lines += textwrap.wrap(note, width=max(MIN_WIDTH, render_width), initial_indent="  ",
                                    subsequent_indent="  ")
-    legend = report.baseline_mark_note()
+    legend = report.baseline_mark_note(marks)
     if legend and lines:
         lines += textwrap.wrap(legend, width=max(MIN_WIDTH, width or 100), initial_indent="  ", subsequent_indent="  ")
     return lines

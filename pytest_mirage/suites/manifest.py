@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from ..defaults import RETRIEVAL_K
+from ..defaults import RETRIEVAL_K, SCORING_MODES
 from ..errors import MirageError, did_you_mean
 from .jsonl import UTF8_BOM, other_encoding
 from .model import ManifestRule, Mode
@@ -33,7 +33,6 @@ DEFAULT_TEMPLATE = "mirage"
 TABLES = ("suite", "prompt", "thresholds", "gates", "source", "judges")
 SUITE_KEYS = ("name", "description", "mode", "cases", "corpus", "runs", "source", "k", "reference_models",
               "scoring")
-SCORING_MODES = ("default", "mirage")
 PROMPT_KEYS = ("template",)
 MODES = ("oracle", "retrieval")
 # keys of a [source] table per kind (the suite name comes from [suite] name)
