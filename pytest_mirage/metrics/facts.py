@@ -153,9 +153,11 @@ _NONASCII_DIGIT = re.compile(r"(?![0-9])\d")
 
 def _ascii_digits(text: str) -> str:
     # str.isdecimal covers every script's digits (Arabic-Indic, Devanagari, Thai, Khmer, ...)
-    if not _NONASCII_DIGIT.search(text):
+    # (re's \d is Unicode category Nd, the characters str.isdecimal accepts)
+    found = set(_NONASCII_DIGIT.findall(text))
+    if not found:
         return text
-    return "".join(str(unicodedata.decimal(ch)) if ch.isdecimal() and not ch.isascii() else ch for ch in text)
+    return text.translate({ord(ch): str(unicodedata.decimal(ch)) for ch in found})
 
 
 def norm(text: str, lang: str) -> str:
@@ -171,6 +173,7 @@ _DATE_NUM = re.compile(r"(?<!\d)(\d{1,2})[./](\d{1,2})[./](\d{2,4})(?!\d)")
 _NUMBER = re.compile(r"(?<!\d)(?:\d{1,3}(?:[ \u00a0\u202f]\d{3})+|\d+(?:[.,\u066b\u066c'’]\d+)*)(?!\d)")
 _WORD = regex.compile(r"[\p{L}\p{M}]+(?:[-'’][\p{L}\p{M}]+)*", regex.V1)
 _NOSPACE_RE = regex.compile(rf"[{NOSPACE_CLASS}]", regex.V1)
+_SCANNABLE = regex.compile(rf"[[{NOSPACE_CLASS}]&&[\p{{L}}\p{{M}}]]+", regex.V1)
 
 
 def number_values(text: str) -> frozenset[float]:
@@ -199,7 +202,7 @@ def number_values(text: str) -> frozenset[float]:
 class Tok:
     start: int
     end: int
-    kind: str  # "digits", "num", "scale", "month", "conn", "other"
+    kind: str  # "digits", "num", "scale", "month", "conn"
     values: frozenset[float] = frozenset()
     large: bool = False
     text: str = ""
@@ -265,56 +268,71 @@ def _boundary_ok(text: str, start: int, end: int) -> bool:
 
 
 def _scan(text: str, offset: int, lex: Lexicon) -> list[Tok]:
-    """Number, scale and month words inside a run of a script without spaces (longest match first;
-    entries of ``not_numbers`` are skipped whole)."""
-    skips, lengths = _scan_index(lex)
-    out: list[Tok] = []
-    i, n = 0, len(text)
+    """Number, scale and month words inside runs of a script without spaces (longest match first;
+    entries of ``not_numbers`` are skipped whole; a word must not split a character cluster)."""
+    pattern, skips = _scan_pattern(lex)
     words = lex.words
-    while i < n:
-        ch = text[i]
-        candidates = skips.get(ch)
-        if candidates is not None:
-            hit = next((w for w in candidates if text.startswith(w, i)), None)
-            if hit is not None:
-                i += len(hit)
-                continue
-        for size in lengths.get(ch, ()):
-            j = i + size
-            if j > n:
-                continue
-            e = words.get(text[i:j])
-            if e is not None and _boundary_ok(text, i, j):
-                out.append(_tok(offset + i, offset + j, e, text[i:j]))
-                i = j
-                break
+    out: list[Tok] = []
+    pos = 0
+    search = pattern.search
+    while (m := search(text, pos)) is not None:
+        found, start = m.group(), m.start()
+        if found in skips:
+            pos = m.end()
+        elif start > 0 and text[start - 1] == _COENG:  # no word starts after a coeng
+            pos = start + 1
         else:
-            i += 1
+            out.append(_tok(offset + start, offset + m.end(), words[found], found))
+            pos = m.end()
     return out
 
 
-_ScanIndex = tuple[dict[str, tuple[str, ...]], dict[str, tuple[int, ...]]]
-_SCAN_INDEX: dict[int, tuple[Lexicon, _ScanIndex]] = {}
+_COENG = "\u17d2"
+_SCAN_PATTERNS: dict[int, tuple[Lexicon, tuple[re.Pattern[str], frozenset[str]]]] = {}
 
 
-def _scan_index(lex: Lexicon) -> _ScanIndex:
-    """For :func:`_scan`, by first character: the ``not_numbers`` entries (longest first, as in the
-    lexicon) and the lengths of the words, longest first. At a position only those lengths are
-    tried, longest first: the same first match as trying every length."""
-    cached = _SCAN_INDEX.get(id(lex))
+@lru_cache(maxsize=1)
+def _mark_class() -> str:
+    """A character class of every combining mark (Unicode category M*, as ``unicodedata`` has it)."""
+    ranges: list[str] = []
+    start = prev = -2
+    for cp in (*range(0x20000), *range(0xE0000, 0xE1000)):
+        if unicodedata.category(chr(cp))[0] == "M":
+            if cp != prev + 1:
+                if start >= 0:
+                    ranges.append(_range(start, prev))
+                start = cp
+            prev = cp
+    ranges.append(_range(start, prev))
+    return "[" + "".join(ranges) + "]"
+
+
+def _range(a: int, b: int) -> str:
+    return f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}"
+
+
+def _scan_pattern(lex: Lexicon) -> tuple[re.Pattern[str], frozenset[str]]:
+    """For :func:`_scan`: one alternation, tried at each position in order: the ``not_numbers``
+    entries (longest first, as in the lexicon), then the lexicon words, longest first, each
+    followed by neither a combining mark nor a coeng; and the set of the skipped entries.
+
+    Only entries made of letters and marks of the space-less scripts take part: a word (a run of
+    letters and marks) never holds another character (``〇`` is a number, not a letter), so no
+    match leaves its word and the whole text is scanned at once (see :func:`_word_tokens`); a
+    word starting with a mark would split a cluster wherever it matched."""
+    cached = _SCAN_PATTERNS.get(id(lex))
     if cached is not None and cached[0] is lex:
         return cached[1]
-    skips: dict[str, list[str]] = {}
-    for w in lex.not_numbers:
-        skips.setdefault(w[0], []).append(w)
-    sizes: dict[str, set[int]] = {}
-    for w in lex.words:
-        if w:
-            sizes.setdefault(w[0], set()).add(len(w))
-    frozen = {k: tuple(v) for k, v in skips.items()}
-    index: _ScanIndex = (frozen, {k: tuple(sorted(v, reverse=True)) for k, v in sizes.items()})
-    _SCAN_INDEX[id(lex)] = (lex, index)
-    return index
+    marks = _mark_class()
+    skips = [w for w in lex.not_numbers if _SCANNABLE.fullmatch(w)]
+    words = sorted((w for w in lex.words if _SCANNABLE.fullmatch(w) and unicodedata.category(w[0])[0] != "M"),
+                   key=len, reverse=True)
+    parts = [re.escape(w) for w in skips]
+    if words:  # on a mark or coeng after the word, the alternation backtracks to a shorter word
+        parts.append(f"(?:{'|'.join(re.escape(w) for w in words)})(?!{marks}|{_COENG})")
+    compiled = (re.compile("|".join(parts) or "(?!)"), frozenset(skips))
+    _SCAN_PATTERNS[id(lex)] = (lex, compiled)
+    return compiled
 
 
 def _tok(start: int, end: int, e: Entry, text: str) -> Tok:
@@ -322,11 +340,13 @@ def _tok(start: int, end: int, e: Entry, text: str) -> Tok:
 
 
 def _word_tokens(masked: str, lex: Lexicon) -> list[Tok]:
-    toks: list[Tok] = []
+    # words with characters of a script without spaces are scanned for number words, all at once
+    # (see _scan_pattern: a match never leaves its word, and the characters around a word are
+    # neither marks nor a coeng, so the matches are those of scanning each word alone)
+    toks: list[Tok] = _scan(masked, 0, lex) if lex.scan else []
     for m in _WORD.finditer(masked):
         word, start = m.group(), m.start()
         if lex.scan and _NOSPACE_RE.search(word):
-            toks.extend(_scan(word, start, lex))
             continue
         e = _lookup(word, lex)
         if e is not None:
@@ -355,7 +375,8 @@ def _word_tokens(masked: str, lex: Lexicon) -> list[Tok]:
             if seg is not None:
                 toks.extend(Tok(start, m.end(), e.kind, frozenset({e.value}), e.large, word) for e in seg)
                 continue
-        toks.append(Tok(start, m.end(), "other", text=word))
+        # any other word is left out: the gap between the number words around it holds its
+        # letters, so they are never merged across it (see _merge_ok)
     return toks
 
 
@@ -468,11 +489,7 @@ def _numbers(t: str, lex: Lexicon, original: str) -> tuple[list[NumberFact], set
     values: set[float] = set()
     months: list[int] = []
     all_months: set[int] = set()
-    masked = list(t)
-
-    def mask(a: int, b: int) -> None:
-        masked[a:b] = " " * (b - a)
-
+    spans: list[tuple[int, int]] = []
     for m in _DATE_ISO.finditer(t):
         y, mo, d = (int(x) for x in m.groups())
         for v in (y, mo, d):
@@ -480,19 +497,20 @@ def _numbers(t: str, lex: Lexicon, original: str) -> tuple[list[NumberFact], set
             values.add(float(v))
         if 1 <= mo <= 12:
             all_months.add(mo)
-        mask(m.start(), m.end())
+        spans.append(m.span())
     for m in _DATE_NUM.finditer(t):
         a, b, y = (int(x) for x in m.groups())
         for v in (a, b, y):
             facts.append(NumberFact(frozenset({float(v)}), str(v), False))
             values.add(float(v))
         all_months.update(x for x in (a, b) if 1 <= x <= 12)
-        mask(m.start(), m.end())
+        spans.append(m.span())
+    masked = _blank(t, spans)
     toks: list[Tok] = []
-    for m in _NUMBER.finditer("".join(masked)):
+    for m in _NUMBER.finditer(masked):
         toks.append(Tok(m.start(), m.end(), "digits", number_values(m.group()), text=m.group()))
-        mask(m.start(), m.end())
-    toks.extend(_word_tokens("".join(masked), lex))
+        spans.append(m.span())
+    toks.extend(_word_tokens(_blank(t, spans), lex))
     toks.sort(key=lambda x: x.start)
     groups: list[list[Tok]] = []
     for tok in toks:
@@ -500,9 +518,6 @@ def _numbers(t: str, lex: Lexicon, original: str) -> tuple[list[NumberFact], set
             if not lex.months_capitalized or _capitalized_in(original, tok.text):
                 months.append(int(tok.value))
                 all_months.add(int(tok.value))
-            continue
-        if tok.kind not in ("digits", "num", "scale", "conn"):
-            groups.append([])
             continue
         if groups and groups[-1] and _merge_ok(groups[-1][-1], tok, t[groups[-1][-1].end:tok.start], lex) and \
                 (tok.kind != "conn" or groups[-1][-1].kind != "conn"):
@@ -541,6 +556,23 @@ def _numbers(t: str, lex: Lexicon, original: str) -> tuple[list[NumberFact], set
             continue  # a lone "one" / "a": an article or pronoun far more often than a count
         facts.append(NumberFact(vals, t[g[0].start:end], approximate))
     return facts, values, months, all_months
+
+
+def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with every span replaced by as many spaces (spans may overlap)."""
+    if not spans:
+        return text
+    out: list[str] = []
+    pos = 0
+    for a, b in sorted(spans):
+        if b <= pos:
+            continue
+        a = max(a, pos)
+        out.append(text[pos:a])
+        out.append(" " * (b - a))
+        pos = b
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _capitalized_in(original: str, word: str) -> bool:
@@ -657,7 +689,7 @@ def _collapse(text: str) -> str:
     return " ".join(text.split())
 
 
-def _name_supported(name: str, ev: Facts) -> bool:
+def _name_supported(name: str, ev: Evidence) -> bool:
     if name in ev.words or (len(name) >= 4 and name in ev.text):
         return True
     if "-" in name and all(_name_supported(p, ev) for p in name.split("-") if p):
@@ -687,18 +719,6 @@ def facts_of(text: str, lang: str) -> Facts:
                  units=frozenset(content_units(t, lang)))
 
 
-@lru_cache(maxsize=4096)
-def evidence_of(text: str, lang: str) -> Facts:
-    """The parts of :func:`facts_of` that evidence is read for (every number and month mentioned,
-    negations, words, text): what :func:`_merge` keeps of a passage. The answer's own facts (names,
-    quotes, content units) are not extracted from passages."""
-    lex = lexicon(lang)
-    t = norm(text, lang)
-    _facts, values, _months, all_months = _numbers(t, lex, text)
-    return Facts(negations=tuple(_negations(t, lex)), all_numbers=frozenset(values),
-                 all_months=frozenset(all_months), words=_evidence_words(t), text=_collapse(t))
-
-
 def _evidence_words(t: str) -> frozenset[str]:
     """Latin, Cyrillic and Greek words (and the parts of hyphenated ones), numbers included."""
     found = _EVIDENCE_WORD.findall(t)
@@ -709,17 +729,84 @@ def _evidence_words(t: str) -> frozenset[str]:
     return frozenset(words)
 
 
-def _merge(facts: Iterable[Facts]) -> Facts:
-    fs = list(facts)
-    return Facts(negations=tuple(n for f in fs for n in f.negations),
-                 all_numbers=frozenset().union(*(f.all_numbers for f in fs)),
-                 all_months=frozenset().union(*(f.all_months for f in fs)),
-                 words=frozenset().union(*(f.words for f in fs)),
-                 text="\n".join(f.text for f in fs))
+# The evidence a passage offers, by part, each read only when an answer's fact needs it: a
+# sentence without numbers never has its passages' numbers extracted.
+
+@lru_cache(maxsize=4096)
+def _evidence_norm(text: str, lang: str) -> str:
+    return norm(text, lang)
 
 
-def _passage_facts(p: Passage, lang: str) -> Facts:
-    return evidence_of(f"{p.title}\n{p.text}" if p.title else p.text, lang)
+@lru_cache(maxsize=4096)
+def _evidence_numbers(text: str, lang: str) -> tuple[frozenset[float], frozenset[int]]:
+    """Every number value (components of composed numbers included) and month ``text`` mentions."""
+    _facts, values, _months, all_months = _numbers(_evidence_norm(text, lang), lexicon(lang), text)
+    return frozenset(values), frozenset(all_months)
+
+
+@lru_cache(maxsize=4096)
+def _evidence_negations(text: str, lang: str) -> tuple[Negation, ...]:
+    return tuple(_negations(_evidence_norm(text, lang), lexicon(lang)))
+
+
+@lru_cache(maxsize=4096)
+def _evidence_text(text: str, lang: str) -> tuple[frozenset[str], str]:
+    """(words of :func:`_evidence_words`, the normalised text with its whitespace collapsed)."""
+    t = _evidence_norm(text, lang)
+    return _evidence_words(t), _collapse(t)
+
+
+class Evidence:
+    """What some passages (a sentence's cited passages, or all of them) offer as evidence: every
+    number and month they mention, their negations, their words and text, each part extracted
+    (once per passage and language, cached) the first time a fact of the sentence asks for it."""
+
+    __slots__ = ("_lang", "_negations", "_numbers", "_texts", "_words")
+
+    def __init__(self, texts: Sequence[str], lang: str) -> None:
+        self._texts = tuple(texts)
+        self._lang = lang
+        self._numbers: tuple[frozenset[float], frozenset[int]] | None = None
+        self._negations: tuple[Negation, ...] | None = None
+        self._words: tuple[frozenset[str], str] | None = None
+
+    @classmethod
+    def of_passages(cls, passages: Iterable[Passage], lang: str) -> Evidence:
+        return cls([f"{p.title}\n{p.text}" if p.title else p.text for p in passages], lang)
+
+    def _number_parts(self) -> tuple[frozenset[float], frozenset[int]]:
+        if self._numbers is None:
+            parts = [_evidence_numbers(t, self._lang) for t in self._texts]
+            self._numbers = (frozenset().union(*(p[0] for p in parts)), frozenset().union(*(p[1] for p in parts)))
+        return self._numbers
+
+    def _word_parts(self) -> tuple[frozenset[str], str]:
+        if self._words is None:
+            parts = [_evidence_text(t, self._lang) for t in self._texts]
+            self._words = (frozenset().union(*(p[0] for p in parts)), "\n".join(p[1] for p in parts))
+        return self._words
+
+    @property
+    def all_numbers(self) -> frozenset[float]:
+        return self._number_parts()[0]
+
+    @property
+    def all_months(self) -> frozenset[int]:
+        return self._number_parts()[1]
+
+    @property
+    def negations(self) -> tuple[Negation, ...]:
+        if self._negations is None:
+            self._negations = tuple(n for t in self._texts for n in _evidence_negations(t, self._lang))
+        return self._negations
+
+    @property
+    def words(self) -> frozenset[str]:
+        return self._word_parts()[0]
+
+    @property
+    def text(self) -> str:
+        return self._word_parts()[1]
 
 
 def _sig_round(x: float, digits: int) -> float:
@@ -733,7 +820,7 @@ def _significant(x: float) -> int:
     return max(1, len(s))
 
 
-def _number_supported(n: NumberFact, ev: Facts) -> bool:
+def _number_supported(n: NumberFact, ev: Evidence) -> bool:
     if any(_close(v, e) for v in n.values for e in ev.all_numbers):
         return True
     if n.approximate:
@@ -760,7 +847,7 @@ def _prefixes(units: frozenset[str]) -> frozenset[str]:
     return frozenset(w[:4] for w in units if len(w) >= 4)
 
 
-PER_TEXT_CACHES.extend((facts_of, evidence_of, _prefixes))
+PER_TEXT_CACHES.extend((facts_of, _evidence_norm, _evidence_numbers, _evidence_negations, _evidence_text, _prefixes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -782,7 +869,7 @@ def check_facts(answer: str, passages: Sequence[Passage], lang: str) -> list[Fac
     """Every fact of ``answer`` (raw, with citation markers) checked against its evidence."""
     ids = [p.id for p in passages]
     by_id = {p.id: p for p in passages}
-    everything: Facts | None = None
+    everything: Evidence | None = None
     out: list[FactCheck] = []
     for sentence in _sentence_texts(answer, lang):
         text = strip_citations(sentence).strip()
@@ -790,18 +877,18 @@ def check_facts(answer: str, passages: Sequence[Passage], lang: str) -> list[Fac
             continue
         cited, invalid = find_citations(sentence, ids)
         if cited:
-            ev = _merge(_passage_facts(by_id[c], lang) for c in cited)
+            ev = Evidence.of_passages((by_id[c] for c in cited), lang)
         elif invalid:
-            ev = Facts()
+            ev = Evidence((), lang)
         else:
             if everything is None:
-                everything = _merge(_passage_facts(p, lang) for p in passages)
+                everything = Evidence.of_passages(passages, lang)
             ev = everything
         out.extend(_check_sentence(facts_of(text, lang), ev))
     return out
 
 
-def _check_sentence(f: Facts, ev: Facts) -> list[FactCheck]:
+def _check_sentence(f: Facts, ev: Evidence) -> list[FactCheck]:
     out = [FactCheck("number", n.text, _number_supported(n, ev)) for n in f.numbers]
     out += [FactCheck("month", str(m), m in ev.all_months) for m in f.months]
     out += [FactCheck("name", n, _name_supported(n, ev)) for n in f.names]

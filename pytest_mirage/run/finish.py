@@ -101,7 +101,7 @@ def _needs_arena(ctx: RunContext, results: Sequence[CaseResult]) -> bool:
     """The arena step runs only when it has work: a judge, or a saved surrogate next to a suite."""
     if ctx.settings.judge is not None or ctx.settings.battles is not None:
         return True
-    dirs = {surrogate_dir(ctx, ctx.suite(r.suite_ref)) for r in results}
+    dirs = {surrogate_dir(ctx, ctx.suite(ref)) for ref in {r.suite_ref for r in results}}
     return any(d.is_dir() and any(d.glob("*.json")) for d in dirs)
 
 

@@ -288,3 +288,51 @@ def test_hard_set_separates_fact_edits_without_a_model() -> None:
     assert _auc(combined["faithful"], combined["unfaithful"]) >= 0.85
     # faithful answers are (almost) never flagged
     assert sum(v == 1.0 for v in facts["faithful"]) >= 0.95 * len(target)
+
+
+# ---------------------------------------------------------------- scanning space-less scripts
+
+
+def _scan_each_word(text: str, lang: str) -> list[tuple[int, int, str]]:
+    """The reference the whole-text scan must equal: every word of the text scanned alone."""
+    from pytest_mirage.metrics import facts
+
+    lex = facts.lexicon(lang)
+    out = []
+    for m in facts._WORD.finditer(text):
+        if facts._NOSPACE_RE.search(m.group()):
+            out += [(t.start, t.end, t.text) for t in facts._scan(m.group(), m.start(), lex)]
+    return out
+
+
+@pytest.mark.parametrize("lang", ["th", "km", "zh", "ja"])
+def test_whole_text_scan_equals_scanning_each_word(lang: str) -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from pytest_mirage.metrics import facts
+
+    lex = facts.lexicon(lang)
+    marks = ["\u17d2", "\u0e31", "\u0e48", "\u3007"]  # coeng, Thai vowel and tone marks, ideographic zero
+    pieces = [*sorted({*lex.words, *lex.not_numbers}), *marks, " ", "-", "x", "ក", "ก", "中", "。", "5"]
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(st.lists(st.sampled_from(pieces), max_size=14))
+    def check(parts: list[str]) -> None:
+        text = "".join(parts)
+        whole = [(t.start, t.end, t.text) for t in facts._scan(text, 0, lex)]
+        assert whole == _scan_each_word(text, lang)
+
+    check()
+
+
+def test_scan_keeps_clusters_whole() -> None:
+    from pytest_mirage.metrics import facts
+
+    km = facts.lexicon("km")
+    # a number word right after a coeng, or followed by a combining mark, is part of another cluster
+    assert [t.text for t in facts._scan("ពីរថ្ងៃ", 0, km)] == ["ពីរ"]
+    assert facts._scan("\u17d2ពីរ", 0, km) == []
+    th = facts.lexicon("th")
+    assert [t.text for t in facts._scan("สองวัน", 0, th)] == ["สอง"]
+    assert facts._scan("สอง\u0e48", 0, th) == []
