@@ -171,7 +171,8 @@ class PPIEstimate:
     over the ``n_labelled`` labelled cases (minus the judge's bias); ``interval``: PPI interval
     of ``judge_mean + rectifier``. ``judge_only``: the naive normal interval of the judge mean
     (what a team would report without labels); ``labels_only``: the classical interval from the
-    labels alone. A gate should use ``interval.low``.
+    labels alone. A gate should use ``interval.low``. ``raw``: the PPI interval before it was
+    intersected with the bounds of the labels (``None`` when no bound was given or none cut it).
     """
 
     interval: Interval
@@ -183,6 +184,7 @@ class PPIEstimate:
     n_labelled: int
     judge_only: Interval
     labels_only: Interval
+    raw: Interval | None = None
 
     @property
     def estimate(self) -> float:
@@ -193,16 +195,22 @@ class PPIEstimate:
                 "level": self.interval.level, "judge_mean": self.judge_mean, "rectifier": self.rectifier,
                 "se_judge": self.se_judge, "se_rectifier": self.se_rectifier, "n_all": self.n_all,
                 "n_labelled": self.n_labelled, "judge_only": self.judge_only.to_json(),
-                "labels_only": self.labels_only.to_json()}
+                "labels_only": self.labels_only.to_json(), "raw": self.raw.to_json() if self.raw else None}
 
 
 def ppi_mean(judge_all: ArrayLike, labels: ArrayLike, judge_labelled: ArrayLike, *,
-             alpha: float = DEFAULT_ALPHA) -> PPIEstimate:
+             alpha: float = DEFAULT_ALPHA, bounds: tuple[float, float] | None = None) -> PPIEstimate:
     """PPI mean and ``1 - alpha`` interval (ARES §3.3; Angelopoulos et al. 2023, plain PPI).
 
     ``judge_all``: judge scores on every case of the group (labelled ones included, as ARES
     scores the whole evaluation set); ``labels[i]`` and ``judge_labelled[i]``: the human label
     and the judge score of the same labelled case.
+
+    ``bounds``: the range the labels (so their mean, the estimand) lie in, e.g. ``(0, 1)``. The
+    normal interval ignores it and can reach past it (a judge that scores 1 where the labels say
+    0.9 moves the estimate, not the labels' range); the estimate and the interval ends are then
+    moved to the nearest bound, which keeps the coverage (the true mean is inside the bounds) and
+    never reports a rate above 1. The uncut interval stays in ``raw``.
     """
     a = check_alpha(alpha)
     f_all = vector(judge_all, "judge_all")
@@ -225,7 +233,16 @@ def ppi_mean(judge_all: ArrayLike, labels: ArrayLike, judge_labelled: ArrayLike,
     ppi = Interval(est, iv.low, iv.high, n, iv.level, "ppi")
     judge_only = normal_interval(judge_mean, se_j, alpha=a, n=n_all)
     labels_only = normal_interval(float(y.mean()), float(y.std()) / math.sqrt(n), alpha=a, n=n)
-    return PPIEstimate(ppi, judge_mean, rectifier, se_j, se_r, n_all, n, judge_only, labels_only)
+    raw: Interval | None = None
+    if bounds is not None:
+        lo, hi = bounds
+        if lo > hi:
+            raise StatsError(f"bounds must be (low, high) with low <= high; got {bounds}")
+        cut = Interval(min(max(est, lo), hi), min(max(ppi.low, lo), hi), min(max(ppi.high, lo), hi), n,
+                       ppi.level, "ppi")
+        if cut != ppi:
+            raw, ppi = ppi, cut
+    return PPIEstimate(ppi, judge_mean, rectifier, se_j, se_r, n_all, n, judge_only, labels_only, raw)
 
 
 # ---------------------------------------------------------------- run x labels
@@ -346,6 +363,7 @@ def calibrate(records: Iterable[Any], labels: LabelSet | Sequence[Label], *, sui
                                            f"{len(pairs)} usable label{'s' * (len(pairs) != 1)}; PPI needs at least 2"))
             continue
         y, s = np.array(pairs).T
-        groups.append(GroupCalibration(name, model, m, ppi_mean(all_vals, y, s, alpha=a)))
+        # labels are 0/1 or fractions in [0, 1] (read_labels checks): so is their mean
+        groups.append(GroupCalibration(name, model, m, ppi_mean(all_vals, y, s, alpha=a, bounds=(0.0, 1.0))))
     return Calibration(tuple(agreements), tuple(groups), tuple(unmatched))
 

@@ -196,7 +196,9 @@ def test_calibrate_joins_labels_and_lists_what_it_cannot_use() -> None:
     assert agree.metric == "support" and agree.agreement.n == 3 and agree.agreement.accuracy == pytest.approx(2 / 3)
     group = cal.group("s", "m", "support")
     assert group is not None and group.ppi is not None
-    expected = ppi_mean([1.0, 1.0, 0.0, 1.0, 0.0, 1.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0])
+    # labels lie in [0, 1]: calibrate cuts the interval there (this one reaches below 0 uncut)
+    expected = ppi_mean([1.0, 1.0, 0.0, 1.0, 0.0, 1.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], bounds=(0.0, 1.0))
+    assert expected.raw is not None and expected.raw.low < 0 == expected.interval.low
     assert group.ppi.interval == expected.interval and group.ppi.n_all == 6
     reasons = {u.case_id + "/" + u.model: u.reason for u in cal.unmatched}
     assert "null, or the case errored" in reasons["c6/m"]
@@ -208,3 +210,21 @@ def test_calibrate_joins_labels_and_lists_what_it_cannot_use() -> None:
     assert few.groups[0].ppi is None and "PPI needs at least 2" in few.groups[0].note
     with pytest.raises(StatsError, match="which suite"):
         calibrate(run, labels)
+
+
+def test_ppi_interval_is_cut_at_the_bounds_of_the_labels() -> None:
+    # the judge scores 0 on a labelled case the human marked 1: the rectifier lifts the estimate
+    # to 0.75 + 0.5 = 1.25, past any rate; with bounds it is moved to 1 and the interval cut
+    free = ppi_mean([1.0, 1.0, 1.0, 0.0], [1.0, 1.0], [0.0, 1.0])
+    assert free.estimate == 1.25 and free.interval.high > 1.25 and free.raw is None
+    cut = ppi_mean([1.0, 1.0, 1.0, 0.0], [1.0, 1.0], [0.0, 1.0], bounds=(0.0, 1.0))
+    assert cut.estimate == 1.0 and cut.interval.high == 1.0
+    assert cut.interval.low == pytest.approx(free.interval.low)  # below 1: untouched
+    assert cut.raw == free.interval
+    assert cut.to_json()["raw"]["high"] == pytest.approx(free.interval.high)
+    # inside the bounds nothing changes and nothing is recorded
+    inside = ppi_mean([1.0, 0.0, 1.0, 0.0, 1.0, 0.0], [1.0, 0.0, 1.0], [1.0, 0.0, 1.0], bounds=(0.0, 1.0))
+    assert inside.raw is None and inside.interval == ppi_mean([1.0, 0.0, 1.0, 0.0, 1.0, 0.0], [1.0, 0.0, 1.0],
+                                                              [1.0, 0.0, 1.0]).interval
+    with pytest.raises(StatsError, match="low <= high"):
+        ppi_mean([1.0, 0.0], [1.0, 0.0], [1.0, 0.0], bounds=(1.0, 0.0))
