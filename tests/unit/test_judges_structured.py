@@ -313,3 +313,20 @@ def test_structured_option_parses_and_reaches_the_judge() -> None:
     assert spec.model == "openai:m?temperature=0"  # the option stays with the judge, not the model
     judge: Any = create_judge(spec, complete=scripted(), structured="on")
     assert judge.structured == "on" and "structured" not in judge.options
+
+
+def test_the_mode_follows_what_the_judge_models_adapter_can_do() -> None:
+    from pytest_mirage.models.registry import ModelRegistry
+    from pytest_mirage.run.judging import structured_mode
+
+    spec = parse_judge_spec("fluency_llm=extractive")
+    model = spec.model_spec()
+    extractive = ModelRegistry().create(model)
+    assert structured_mode(spec, model, extractive) == ("off", "extractive: models cannot constrain output to a "
+                                                                 "JSON schema")
+    off = parse_judge_spec("fluency_llm=extractive?structured=off")
+    assert structured_mode(off, model, extractive) == ("off", "structured=off")
+    on = parse_judge_spec("fluency_llm=extractive?structured=on", source="suite.toml")
+    with pytest.raises(ConfigError, match=r"judge spec 'fluency_llm=extractive\?structured=on' \(suite.toml\): "
+                                          r"structured=on needs .* extractive: models cannot: use structured=auto"):
+        structured_mode(on, model, extractive)
