@@ -549,8 +549,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
     parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    parser.add_argument("--structured", choices=STRUCTURED_MODES, default="honour",
+                        help="what to do with a request's response_format")
+    parser.add_argument("--scripted-judge", action="store_true", help="answer with the rule-based ScriptedJudge")
     args = parser.parse_args(argv)
-    server = FakeOpenAIServer(latency=args.latency, port=args.port).start()
+    server = FakeOpenAIServer(latency=args.latency, port=args.port, structured=args.structured,
+                              answer=ScriptedJudge() if args.scripted_judge else None).start()
     print(server.port, flush=True)
     try:
         # serve until stdin closes (the parent died or closed the pipe) or Ctrl-C
