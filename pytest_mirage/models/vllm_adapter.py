@@ -10,6 +10,11 @@ Options: ``tensor_parallel_size`` (GPUs to shard over, 1), ``dtype`` (``auto``),
 false: ``LLM.generate`` on the plain prompt, for base models), ``batch_size`` (requests per call;
 default all), ``truncated`` (``keep``: cut answers are kept and flagged; or ``error``),
 ``trust_remote_code`` (false), ``name`` (the display name).
+
+Structured output: a request with a :class:`~pytest_mirage.models.base.ResponseFormat` (LLM judges
+with ``structured=auto|on``) gets its own sampling parameters with vLLM's guided decoding on the
+JSON schema (``StructuredOutputsParams`` in newer vLLM, ``GuidedDecodingParams`` in older ones); a
+vLLM without either answers such requests with an error naming the fix.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigError, ModelError
-from .base import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, Answer, EngineRequest
+from .base import DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, Answer, EngineRequest, ResponseFormat
 from .options import SpecOptions
 from .registry import ModelSpec
 
@@ -33,6 +38,7 @@ class VLLMAdapter:
 
     retrieves = False
     cache_scope = "messages"  # the model sees only the rendered messages
+    structured_output = True  # guided decoding on a request's JSON schema
 
     def __init__(self, spec: ModelSpec) -> None:
         opts = SpecOptions(spec, OPTIONS)
@@ -58,6 +64,8 @@ class VLLMAdapter:
         self.trust_remote_code = opts.flag("trust_remote_code", False)
         self._llm: Any = None
         self._params: Any = None
+        self._vllm: Any = None
+        self._guided: dict[str, Any] = {}  # response format name + schema -> its sampling parameters
         self._load_error: str | None = None
 
     def cache_identity(self) -> Mapping[str, Any] | None:
@@ -70,6 +78,7 @@ class VLLMAdapter:
         if self._llm is not None or self._load_error is not None:
             return
         vllm: Any = importlib.import_module("vllm")  # GPU machines only; never imported before this
+        self._vllm = vllm
         LLM, SamplingParams = vllm.LLM, vllm.SamplingParams
 
         kwargs: dict[str, Any] = {"model": self.source, "tensor_parallel_size": self.tensor_parallel_size,
@@ -87,10 +96,32 @@ class VLLMAdapter:
         self._params = SamplingParams(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens,
                                       seed=self.seed)
 
+    def _guided_params(self, fmt: ResponseFormat) -> Any:
+        """Sampling parameters that constrain the output to ``fmt``'s JSON schema (built once per
+        format); raises ValueError when this vLLM has no guided decoding."""
+        key = fmt.name + "\0" + fmt.schema_json
+        if key not in self._guided:
+            module: Any = getattr(self._vllm, "sampling_params", None)
+            kwargs: dict[str, Any] = {"temperature": self.temperature, "top_p": self.top_p,
+                                      "max_tokens": self.max_tokens, "seed": self.seed}
+            if hasattr(module, "StructuredOutputsParams"):  # vLLM >= 0.10.2
+                kwargs["structured_outputs"] = module.StructuredOutputsParams(json=fmt.schema)
+            elif hasattr(module, "GuidedDecodingParams"):  # vLLM 0.6.3 - 0.10
+                kwargs["guided_decoding"] = module.GuidedDecodingParams(json=fmt.schema)
+            else:
+                raise ValueError("this vllm version has no guided decoding (StructuredOutputsParams or "
+                                 "GuidedDecodingParams); upgrade vllm, or give the judge spec structured=off")
+            self._guided[key] = self._vllm.SamplingParams(**kwargs)
+        return self._guided[key]
+
     def _run(self, chunk: Sequence[EngineRequest]) -> list[Any]:
+        params: Any = self._params
+        if any(r.response_format is not None for r in chunk):  # one parameter set per request
+            params = [self._params if r.response_format is None else self._guided_params(r.response_format)
+                      for r in chunk]
         if self.chat:
-            return list(self._llm.chat([r.messages for r in chunk], sampling_params=self._params, use_tqdm=False))
-        return list(self._llm.generate([r.prompt for r in chunk], sampling_params=self._params, use_tqdm=False))
+            return list(self._llm.chat([r.messages for r in chunk], sampling_params=params, use_tqdm=False))
+        return list(self._llm.generate([r.prompt for r in chunk], sampling_params=params, use_tqdm=False))
 
     def answer_batch(self, requests: Sequence[EngineRequest]) -> list[Answer | Exception]:
         self._load()

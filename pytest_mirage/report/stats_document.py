@@ -24,7 +24,8 @@ from .blocks import (
 )
 from .format import HEADLINE_METRICS, fmt
 from .model import RunReport
-from .sanitize import sanitize_name
+from .sanitize import one_line, sanitize_name
+from .stats_lines import output_mode
 
 
 def _num(v: Any, signed: bool = False) -> str:
@@ -161,9 +162,10 @@ def _calibration(sections: Sequence[Mapping[str, Any]]) -> list[Block]:
 def _judge_health(health: Mapping[str, Mapping[str, Any]]) -> list[Block]:
     keys = ("items", "calls", "batches", "parse_failures", "reasks", "refusals", "errors")
     return [Heading(2, "Metric judges"),
-            Table((Column("judge"), *[Column(k, True) for k in keys], Column("null values")),
+            Table((Column("judge"), *[Column(k, True) for k in keys], Column("null values"), Column("output")),
                   tuple(Row((sanitize_name(name), *[str(h.get(k, 0)) for k in keys],
-                             ", ".join(f"{m}: {n}" for m, n in sorted((h.get("nulls") or {}).items())) or "0"))
+                             ", ".join(f"{m}: {n}" for m, n in sorted((h.get("nulls") or {}).items())) or "0",
+                             one_line(output_mode(h), 300) or "-"))
                         for name, h in sorted(health.items())))]
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from .format import HEADLINE_METRICS, fmt
 from .model import RunReport
+from .sanitize import one_line
 
 MAX_CHANGES = 10  # added/removed cases listed in the terminal (the report lists all)
 
@@ -117,10 +118,28 @@ def judge_health_lines(health: Mapping[str, Mapping[str, Any]]) -> list[str]:
     lines = []
     for name, h in sorted(health.items()):
         nulls = ", ".join(f"{m} {n}" for m, n in sorted((h.get("nulls") or {}).items()) if n)
-        lines.append(f"  {name}: {h.get('items', 0)} items, {h.get('calls', 0)} model inputs in {h.get('batches', 0)} "
-                     f"batches, {h.get('parse_failures', 0)} unparseable replies ({h.get('reasks', 0)} re-asked), "
-                     f"{h.get('refusals', 0)} refusals, {h.get('errors', 0)} errors, null values: {nulls or 'none'}")
+        line = (f"  {name}: {h.get('items', 0)} items, {h.get('calls', 0)} model inputs in {h.get('batches', 0)} "
+                f"batches, {h.get('parse_failures', 0)} unparseable replies ({h.get('reasks', 0)} re-asked), "
+                f"{h.get('refusals', 0)} refusals, {h.get('errors', 0)} errors, null values: {nulls or 'none'}")
+        output = output_mode(h)
+        lines.append(line + (f"; output: {output}" if output else ""))
     return lines
+
+
+def output_mode(h: Mapping[str, Any]) -> str:
+    """How an LLM judge asked (``JSON schema``, or ``plain text (why)``) with its fallbacks; "" for
+    local judges."""
+    output = h.get("output")
+    if not output:
+        return ""
+    text = "JSON schema" if output == "json_schema" else "plain text"
+    if h.get("output_note"):
+        text += f" ({one_line(str(h['output_note']), 300)})"  # may quote a server's error body
+    if h.get("format_fallbacks"):
+        text += f", {h['format_fallbacks']} prompts re-sent without the schema"
+    if h.get("unstructured_replies"):
+        text += f", {h['unstructured_replies']} replies ignored the schema (read as text)"
+    return text
 
 
 def statistics_sections(report: RunReport) -> Iterator[tuple[str, list[str]]]:

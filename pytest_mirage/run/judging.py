@@ -5,7 +5,9 @@ Which judges a suite gets: its ``[judges]`` table, overridden per metric by ``mi
 and ``--mirage-judges`` (CLI). Every judge reaches the engine, so its work is cached, concurrent and
 retried, and ``--mirage-cache-mode replay-only`` never runs a model:
 
-* an LLM judge sends its prompts through :func:`judge_complete` (one cache entry per prompt);
+* an LLM judge sends its prompts through :func:`judge_replies` (one cache entry per prompt and
+  response format; with ``structured=auto|on`` each stage's JSON schema travels with its prompts
+  to adapters that can send it, see :func:`structured_mode`);
 * a local judge (NLI, reranker, embeddings) is wrapped in :class:`LocalJudgeAdapter`, a batch
   adapter whose "requests" are the judge items: the engine caches one score per item under the
   judge's identity (kind, model, template version) and the item's content.
@@ -35,9 +37,16 @@ from ..judges.spec import (
     resolve_faithfulness,
 )
 from ..metrics.base import Metric, MetricRegistry, NotApplicable, Sample
-from ..models.base import Answer, EngineRequest, ModelRequest, PromptRequest
+from ..models.base import (
+    Answer,
+    EngineRequest,
+    ModelRequest,
+    PromptRequest,
+    ResponseFormat,
+    supports_structured_output,
+)
 from ..suites.model import Passage, Suite
-from .arena_step import judge_answers, judge_complete, prompt_id
+from .arena_step import prompt_id
 from .context import RunContext
 from .evaluate import metric_sample
 from .requests import finalize_answer
@@ -94,14 +103,35 @@ def _with_logprobs(model: Any, spec: JudgeSpec) -> Any:
                    options={**model.options, "logprobs": "true"})
 
 
-def judge_replies(ctx: RunContext, model: Any, label: str) -> Callable[[list[str]], list[str | Reply | Exception]]:
-    """``complete`` for a judge that reads token log-probabilities: a :class:`Reply` carrying them
-    when the server returned them, else the text."""
-    answers = judge_answers(ctx, model, label)
+def structured_mode(spec: JudgeSpec, model: Any, adapter: Any) -> tuple[str, str | None]:
+    """``(mode, why plain)`` of an LLM judge: its ``structured`` option (``auto`` by default) against
+    what the judge model's adapter can do. ``on`` with an adapter that cannot send a JSON schema is a
+    :class:`ConfigError` naming the judge, the model kind and the fix."""
+    option = str(spec.options.get("structured", "auto"))
+    if option == "off":
+        return "off", "structured=off"
+    if supports_structured_output(adapter):
+        return option, None
+    if option == "on":
+        where = f"judge spec {spec.raw!r}" + (f" ({spec.source})" if spec.source else "")
+        raise ConfigError(f"{where}: structured=on needs a judge model that can constrain its output to a JSON "
+                          f"schema (openai: — OpenAI, or a vLLM / llama.cpp / Ollama server — or vllm:); "
+                          f"{model.kind}: models cannot: use structured=auto (plain prompts for this model) or "
+                          "structured=off, or an openai:/vllm: judge model")
+    return "off", f"{model.kind}: models cannot constrain output to a JSON schema"
 
-    def complete(prompts: list[str]) -> list[str | Reply | Exception]:
+
+def judge_replies(ctx: RunContext, model: Any, label: str) -> Callable[..., list[str | Reply | Exception]]:
+    """``complete(prompts, response_format=None)`` for an LLM judge, through the engine (cached per
+    prompt and format, retried): the reply text, or a :class:`Reply` carrying token
+    log-probabilities when the server returned them."""
+    adapter = ctx.adapter(model)
+
+    def complete(prompts: list[str], response_format: ResponseFormat | None = None) -> list[str | Reply | Exception]:
+        reqs = [PromptRequest(id=prompt_id(p), prompt=p, label=label, response_format=response_format)
+                for p in prompts]
         out: list[str | Reply | Exception] = []
-        for a in answers(prompts):
+        for a in run_requests(adapter, reqs, ctx.engine):
             if not isinstance(a, Answer):
                 out.append(a)
             elif a.logprobs:
@@ -180,11 +210,14 @@ class Judging:
                 if spec.options.get("logprobs"):
                     model = _with_logprobs(model, spec)
                 self.ctx.models.check(model)
-                self.ctx.adapter(model)  # a missing key or an unknown kind fails here, once
-                complete = (judge_replies(self.ctx, model, label=f"judge {spec.judge}") if spec.options.get("logprobs")
-                            else judge_complete(self.ctx, model, label=f"judge {spec.judge}"))
+                adapter = self.ctx.adapter(model)  # a missing key or an unknown kind fails here, once
+                mode, plain_reason = structured_mode(spec, model, adapter)
+                complete = judge_replies(self.ctx, model, label=f"judge {spec.judge}")
+            else:
+                mode, plain_reason = "off", None
             base = suite.root if suite is not None and suite.manifest is not None else Path(".")
-            judge = self._built[key] = create_judge(spec, complete=complete, base_dir=base)
+            judge = self._built[key] = create_judge(spec, complete=complete, base_dir=base, structured=mode,
+                                                    plain_reason=plain_reason)
             self.health[label(spec)] = judge.health
         return judge
 

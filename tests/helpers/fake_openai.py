@@ -26,6 +26,13 @@ to every request whose message matches no key. Fault names:
 
 A request with ``logprobs: true`` gets ``choices[0].logprobs.content`` (see :func:`token_logprobs`).
 
+Structured output: ``structured`` says what the server does with a request's ``response_format``:
+``honour`` (the default: the answer function sees it in the body and replies JSON for the schema,
+as :class:`ScriptedJudge` does), ``ignore`` (the field is dropped before the answer function sees
+it, as servers that do not know it do) or ``reject`` (HTTP 400 naming ``response_format``, as older
+llama.cpp servers answer). :class:`ScriptedJudge` is a rule-based judge for the project's LLM-judge
+prompts that replies in their text formats, or in JSON valid for the requested schema.
+
 ``canned`` maps a substring of the last user message to a response sent as is (status, raw body):
 recorded-shape replies of real servers, e.g. ``fixtures/openai-replies/``.
 
@@ -52,6 +59,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import re
 import sys
 import threading
 import time
@@ -89,6 +97,82 @@ def default_answer(body: Mapping[str, Any]) -> str:
 
 
 VERDICT_ALTERNATIVE = {"yes": "[[No]]", "no": "[[Yes]]"}
+STRUCTURED_MODES = ("honour", "ignore", "reject")
+REJECT_FORMAT_BODY = {"error": {"code": 400, "type": "invalid_request_error", "param": "response_format",
+                                "message": "response_format: unsupported type 'json_schema'; supported: text, json_object"}}
+
+
+def response_schema(body: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema of a request's ``response_format`` (``json_schema`` type), or None."""
+    fmt = body.get("response_format")
+    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+        schema = (fmt.get("json_schema") or {}).get("schema")
+        return schema if isinstance(schema, dict) else None
+    return None
+
+
+class ScriptedJudge:
+    """A rule-based judge for pytest-mirage's judge prompts, not a model: every answer has two claims
+    (``first claim``, ``second claim``), claim 1 is supported and the others are not, fluency is 4,
+    answer overlap 3, ARES verdicts Yes, translation scores 4.0 / 3.5 / 4.5. It replies in each
+    prompt's text format, or, when the request carries a ``json_schema`` response format, in JSON
+    valid for that schema (the stage is read from the schema's properties). ``garble(prompt)``
+    True: an unreadable reply instead; ``wrong_types``: JSON replies with the rating, score and
+    verdicts as the wrong JSON type (a server whose constraint is broken)."""
+
+    def __init__(self, garble: Callable[[str], bool] | None = None, wrong_types: bool = False) -> None:
+        self.garble = garble or (lambda prompt: False)
+        self.wrong_types = wrong_types
+        self.stages: Counter[str] = Counter()  # (stage, "json"/"text") asked
+
+    @staticmethod
+    def stage(prompt: str, schema: Mapping[str, Any] | None) -> str:
+        if schema is not None:
+            props = set(schema.get("properties", {}))
+            for key, stage in (("claims", "claims"), ("verdicts", "claim_verdicts"), ("rating", "fluency"),
+                               ("score", "answer_overlap"), ("verdict", "yes_no"),
+                               ("semantic_equivalence", "translation_quality")):
+                if key in props:
+                    return stage
+            raise ValueError(f"scripted judge: unknown schema {sorted(props)}")
+        for marker, stage in (("Break the answer down", "claims"), ("Claims:", "claim_verdicts"),
+                              ("##Rating", "fluency"), ("[[score]]", "answer_overlap"),
+                              ("Semantic Equivalence", "translation_quality")):
+            if marker in prompt:
+                return stage
+        return "yes_no"
+
+    def __call__(self, body: Mapping[str, Any]) -> str:
+        prompt = _last_user_content(body)
+        schema = response_schema(body)
+        stage = self.stage(prompt, schema)
+        self.stages[f"{stage} {'json' if schema is not None else 'text'}"] += 1
+        if self.garble(prompt):
+            return "I would rather not say."
+        n = len(re.findall(r"^\d+\. ", prompt.split("Claims:")[-1], re.M)) if stage == "claim_verdicts" else 0
+        verdicts = [i == 1 for i in range(1, n + 1)]
+        if schema is None:
+            return {
+                "claims": json.dumps(["first claim", "second claim"]),
+                "claim_verdicts": "\n".join(f"{i}: [[{'Yes' if v else 'No'}]]" for i, v in enumerate(verdicts, 1)),
+                "fluency": "##Rating: 4 ##Explanation: scripted",
+                "answer_overlap": "[[3]] scripted",
+                "yes_no": "[[Yes]]",
+                "translation_quality": json.dumps({"Semantic Equivalence": 4.0, "Grammatical Accuracy": 3.5,
+                                                   "Naturalness & Fluency": 4.5}),
+            }[stage]
+        bad = self.wrong_types
+        value: dict[str, Any] = {
+            "claims": {"claims": ["first claim", "second claim"]},
+            "claim_verdicts": {"verdicts": [{"claim": i, "verdict": v if bad else ("Yes" if v else "No")}
+                                            for i, v in enumerate(verdicts, 1)]},
+            "fluency": {"explanation": "scripted", "rating": "4" if bad else 4},
+            "answer_overlap": {"explanation": "scripted", "score": "3" if bad else 3},
+            "yes_no": {"verdict": True if bad else "Yes"},
+            "translation_quality": {"semantic_equivalence": 4.0, "grammatical_accuracy": 3.5,
+                                    "naturalness_fluency": "4.5" if bad else 4.5},
+        }[stage]
+        return json.dumps(value)
 
 
 def token_logprobs(text: str, top: int) -> list[dict[str, Any]]:
@@ -97,7 +181,7 @@ def token_logprobs(text: str, top: int) -> list[dict[str, Any]]:
     (so P(yes) = e^-0.05 / (e^-0.05 + e^-3) = 0.9503 for a "[[Yes]]"), other tokens "the" at -5.0."""
     out = []
     for tok in text.split():
-        alt = VERDICT_ALTERNATIVE.get(tok.strip("[].,:").lower())
+        alt = VERDICT_ALTERNATIVE.get(tok.strip('[].,:{}"').lower())
         alts = [{"token": tok, "logprob": -0.05}, {"token": alt or "the", "logprob": -3.0 if alt else -5.0}]
         out.append({"token": tok, "logprob": -0.05, "bytes": list(tok.encode()), "top_logprobs": alts[:top]})
     return out
@@ -129,7 +213,11 @@ class FakeOpenAIServer:
                  usage: tuple[int, int] = (10, 5), port: int = 0, trickle_s: float = 0.1,
                  serial: bool = False, token_s: float = 0.0, context_limit: int | None = None,
                  models: Iterable[str] = ("fake-model",),
-                 canned: Mapping[str, tuple[int, bytes]] | None = None) -> None:
+                 canned: Mapping[str, tuple[int, bytes]] | None = None, structured: str = "honour") -> None:
+        if structured not in STRUCTURED_MODES:
+            raise ValueError(f"structured={structured!r}; expected one of {', '.join(STRUCTURED_MODES)}")
+        self.structured = structured
+        self.format_rejections = 0  # requests refused for their response_format (structured="reject")
         self.latency = latency
         self.slow_s = slow_s
         self.usage = usage
@@ -391,6 +479,13 @@ class FakeOpenAIServer:
                     with self._lock:
                         self.completed += 1
                 return True
+        if body.get("response_format") is not None and self.structured == "reject":
+            with self._lock:
+                self.format_rejections += 1
+            await self._send(writer, 400, REJECT_FORMAT_BODY)
+            return True
+        if self.structured == "ignore":
+            body = {k: v for k, v in body.items() if k != "response_format"}
         text = self._answer_text(body)
         finish = "length" if name == "truncated" else "stop"
         tokens: int | None = None
@@ -454,8 +549,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
     parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    parser.add_argument("--structured", choices=STRUCTURED_MODES, default="honour",
+                        help="what to do with a request's response_format")
+    parser.add_argument("--scripted-judge", action="store_true", help="answer with the rule-based ScriptedJudge")
     args = parser.parse_args(argv)
-    server = FakeOpenAIServer(latency=args.latency, port=args.port).start()
+    server = FakeOpenAIServer(latency=args.latency, port=args.port, structured=args.structured,
+                              answer=ScriptedJudge() if args.scripted_judge else None).start()
     print(server.port, flush=True)
     try:
         # serve until stdin closes (the parent died or closed the pipe) or Ctrl-C

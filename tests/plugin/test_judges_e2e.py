@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.fake_openai import FakeOpenAIServer
+from tests.helpers.fake_openai import FakeOpenAIServer, ScriptedJudge
 
 
 def judge_reply(body: Mapping[str, Any]) -> str:
@@ -140,3 +140,49 @@ def test_ares_judge_reads_token_logprobs_when_asked(pytester: pytest.Pytester, d
     res = pytester.runpytest("demo", "--mirage-judges=ares=extractive?logprobs=true")
     assert res.ret == pytest.ExitCode.USAGE_ERROR
     res.stderr.fnmatch_lines(["*logprobs=true needs a model behind the openai: adapter*"])
+
+
+def test_structured_judge_output_schema_cache_fallback_and_health(pytester: pytest.Pytester, demo_suite: Path) -> None:
+    """structured=auto (the default) with an openai: judge model: every judge request carries its
+    stage's JSON schema, the scripted judge replies JSON for it, the health block says "JSON
+    schema"; a rerun makes no call. A server that refuses response_format (HTTP 400): the same
+    values from plain prompts, and the fallback in the health block. structured=on with a model
+    kind that cannot send a schema is one usage error naming the fix."""
+    judges = "--mirage-judges=fluency_llm=openai:fake-judge"
+    with FakeOpenAIServer(answer=ScriptedJudge()) as srv:
+        res = pytester.runpytest(*_args(srv, pytester.path, judges))
+        assert res.ret == 0, res.stdout.str()
+        formats = [r.body.get("response_format") for r in srv.log]
+        assert formats and all(f["type"] == "json_schema" and f["json_schema"]["strict"] is True for f in formats)
+        assert {f["json_schema"]["name"] for f in formats} == {"mirage_claims", "mirage_claim_verdicts",
+                                                              "mirage_fluency"}
+        rep = json.loads((pytester.path / "r.json").read_text())
+        mine = [r for r in rep["results"] if r["model"] == "extractive"]
+        values = {r["case_id"]: (r["metrics"]["support_llm"], r["metrics"]["fluency_llm"]) for r in mine}
+        assert set(values.values()) == {(0.5, 4.0)}
+        for health in rep["judge_health"].values():
+            assert health["output"] == "json_schema" and health["unstructured_replies"] == 0
+            assert health["parse_failures"] == 0 and health["format_fallbacks"] == 0
+        res.stdout.fnmatch_lines(["*pytest-mirage metric judges*", "*support_llm (*): *; output: JSON schema"])
+        calls = srv.count
+        res = pytester.runpytest(*_args(srv, pytester.path, judges))
+        assert srv.count == calls  # structured replies come back from the cache
+
+    with FakeOpenAIServer(answer=ScriptedJudge(), structured="reject") as srv:
+        res = pytester.runpytest(*_args(srv, pytester.path / "rejecting", judges))
+        assert res.ret == 0, res.stdout.str()
+        assert srv.format_rejections >= 1
+        rep = json.loads((pytester.path / "rejecting" / "r.json").read_text())
+        assert {r["case_id"]: (r["metrics"]["support_llm"], r["metrics"]["fluency_llm"]) for r in rep["results"]
+                if r["model"] == "extractive"} == values  # never 0, never null
+        for health in rep["judge_health"].values():
+            assert health["output"] == "text" and health["format_fallbacks"] > 0 and health["errors"] == 0
+            assert health["output_note"].startswith("the server refused response_format (")
+        res.stdout.fnmatch_lines(["*support_llm (*): *; output: plain text (the server refused response_format (*"
+                                  "prompts re-sent without the schema"])
+
+    res = pytester.runpytest("demo", "--mirage-judges=fluency_llm=extractive?structured=on")
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines(["*judge spec 'fluency_llm=extractive?structured=on' (--mirage-judges): structured=on "
+                              "needs a judge model that can constrain its output*extractive: models cannot: use "
+                              "structured=auto*"])

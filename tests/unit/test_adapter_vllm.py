@@ -39,9 +39,16 @@ class _Recorder:
     chat_calls: list[list[Any]] = field(default_factory=list)
     generate_calls: list[list[Any]] = field(default_factory=list)
     params: list[dict[str, Any]] = field(default_factory=list)
+    call_params: list[Any] = field(default_factory=list)  # the sampling_params of each chat/generate call
 
 
-def _fake_vllm(recorder: _Recorder, max_prompt_chars: int = 10**9) -> types.ModuleType:
+@dataclass(frozen=True)
+class _Guided:
+    json: Any
+
+
+def _fake_vllm(recorder: _Recorder, max_prompt_chars: int = 10**9,
+               guided: str | None = "StructuredOutputsParams") -> types.ModuleType:
     class SamplingParams:
         def __init__(self, **kwargs: Any) -> None:
             recorder.params.append(kwargs)
@@ -61,6 +68,7 @@ def _fake_vllm(recorder: _Recorder, max_prompt_chars: int = 10**9) -> types.Modu
         def chat(self, conversations: list[list[dict[str, str]]], sampling_params: Any = None,
                  use_tqdm: bool = True) -> list[_Output]:
             recorder.chat_calls.append(conversations)
+            recorder.call_params.append(sampling_params)
             return [self._answer(c[-1]["content"]) for c in conversations]
 
         def generate(self, prompts: list[str], sampling_params: Any = None, use_tqdm: bool = True) -> list[_Output]:
@@ -71,6 +79,8 @@ def _fake_vllm(recorder: _Recorder, max_prompt_chars: int = 10**9) -> types.Modu
     module.__spec__ = importlib.machinery.ModuleSpec("vllm", None)
     module.LLM = LLM  # type: ignore[attr-defined]
     module.SamplingParams = SamplingParams  # type: ignore[attr-defined]
+    # guided decoding: StructuredOutputsParams (vLLM >= 0.10.2), GuidedDecodingParams (older), or none
+    module.sampling_params = types.SimpleNamespace(**({guided: _Guided} if guided else {}))  # type: ignore[attr-defined]
     return module
 
 
@@ -158,3 +168,43 @@ def test_real_vllm_engine_answers_a_batch() -> None:
     model = os.environ["MIRAGE_VLLM_MODEL"]
     out = run_requests(_create(f"vllm:{model}?max_tokens=256&truncated=keep"), make_requests(4), EngineSettings())
     assert all(isinstance(a, Answer) and a.output for a in out), out
+
+
+@pytest.mark.parametrize(("api", "field_name"), [("StructuredOutputsParams", "structured_outputs"),
+                                                 ("GuidedDecodingParams", "guided_decoding")])
+def test_structured_requests_get_guided_decoding_on_their_schema(monkeypatch: pytest.MonkeyPatch, api: str,
+                                                                 field_name: str) -> None:
+    from pytest_mirage.judges.structured import SCHEMAS, response_format
+    from pytest_mirage.models.base import PromptRequest
+
+    rec = _Recorder()
+    monkeypatch.setitem(sys.modules, "vllm", _fake_vllm(rec, guided=api))
+    fmt = response_format("yes_no")
+    reqs = [PromptRequest(id="a", prompt="plain", label="judge t"),
+            PromptRequest(id="b", prompt="json one", label="judge t", response_format=fmt),
+            PromptRequest(id="c", prompt="json two", label="judge t", response_format=fmt)]
+    out = run_requests(_create("vllm:m?max_tokens=64"), reqs, EngineSettings())
+    assert all(isinstance(a, Answer) for a in out)
+    [params] = rec.call_params  # one call, one parameter set per request
+    assert isinstance(params, list) and len(params) == 3
+    assert params[1] is params[2] and params[0] is not params[1]  # built once per format
+    assert rec.params[1] == {"temperature": 0.1, "top_p": 1.0, "max_tokens": 64, "seed": 0,
+                             field_name: _Guided(json=SCHEMAS["yes_no"])}
+    plain_only = _Recorder()
+    monkeypatch.setitem(sys.modules, "vllm", _fake_vllm(plain_only))
+    run_requests(_create("vllm:m"), reqs[:1], EngineSettings())
+    assert len(plain_only.params) == 1 and plain_only.call_params == [plain_only.call_params[0]]
+    assert not isinstance(plain_only.call_params[0], list)  # a batch without formats keeps one parameter set
+
+
+def test_a_vllm_without_guided_decoding_fails_only_the_structured_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_mirage.judges.structured import response_format
+    from pytest_mirage.models.base import PromptRequest
+
+    monkeypatch.setitem(sys.modules, "vllm", _fake_vllm(_Recorder(), guided=None))
+    reqs = [PromptRequest(id="a", prompt="plain", label="judge t"),
+            PromptRequest(id="b", prompt="json", label="judge t", response_format=response_format("yes_no"))]
+    plain, structured = run_requests(_create("vllm:m"), reqs, EngineSettings())
+    assert isinstance(plain, Answer)
+    assert isinstance(structured, ModelError) and "no guided decoding" in str(structured)
+    assert "structured=off" in str(structured)

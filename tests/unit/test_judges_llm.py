@@ -102,7 +102,9 @@ def test_claims_in_ja_zh_th_km_are_extracted_and_judged_in_two_batches() -> None
         assert all(f"{i}. {c}" in verdict for i, c in enumerate(claims, start=1))
         assert "[p1] passage text" in verdict
     assert judge.health.to_json() == {"items": 4, "calls": 8, "batches": 2, "parse_failures": 0, "reasks": 0,
-                                      "refusals": 0, "errors": 0, "nulls": {}}
+                                      "refusals": 0, "errors": 0, "nulls": {}, "output": "text",
+                                      "output_note": "structured=off", "format_fallbacks": 0,
+                                      "unstructured_replies": 0}
     assert all(s.raw is not None and len(s.raw) == 2 for s in scores)
 
 
