@@ -154,10 +154,18 @@ _NONASCII_DIGIT = re.compile(r"(?![0-9])\d")
 def _ascii_digits(text: str) -> str:
     # str.isdecimal covers every script's digits (Arabic-Indic, Devanagari, Thai, Khmer, ...)
     # (re's \d is Unicode category Nd, the characters str.isdecimal accepts)
-    found = set(_NONASCII_DIGIT.findall(text))
-    if not found:
-        return text
-    return text.translate({ord(ch): str(unicodedata.decimal(ch)) for ch in found})
+    return _NONASCII_DIGIT.sub(_ascii_digit, text)
+
+
+def _ascii_digit(m: re.Match[str]) -> str:
+    ch = m.group()
+    digit = _ASCII_DIGIT.get(ch)
+    if digit is None:
+        digit = _ASCII_DIGIT[ch] = str(unicodedata.decimal(ch))
+    return digit
+
+
+_ASCII_DIGIT: dict[str, str] = {}
 
 
 def norm(text: str, lang: str) -> str:
@@ -168,11 +176,18 @@ def norm(text: str, lang: str) -> str:
 
 # ---------------------------------------------------------------- numbers
 
-_DATE_ISO = re.compile(r"(?<!\d)(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)")
-_DATE_NUM = re.compile(r"(?<!\d)(\d{1,2})[./](\d{1,2})[./](\d{2,4})(?!\d)")
-_NUMBER = re.compile(r"(?<!\d)(?:\d{1,3}(?:[ \u00a0\u202f]\d{3})+|\d+(?:[.,\u066b\u066c'’]\d+)*)(?!\d)")
+# Each pattern starts with a digit and checks "no digit before it" right after that digit (a
+# pattern that starts with a lookbehind is tried at every position; one that starts with a digit
+# lets the regex engine skip to the next digit): (?<!\d)\d{4} is written \d{4}(?<!\d{5}).
+_DATE_ISO = re.compile(r"(\d{4})(?<!\d{5})-(\d{1,2})-(\d{1,2})(?!\d)")
+_DATE_NUM = re.compile(r"(\d(?<!\d\d)\d?)[./](\d{1,2})[./](\d{2,4})(?!\d)")
+_NUMBER = re.compile(r"\d(?<!\d\d)(?:\d{0,2}(?:[ \u00a0\u202f]\d{3})+|\d*(?:[.,\u066b\u066c'’]\d+)*)(?!\d)")
 _WORD = regex.compile(r"[\p{L}\p{M}]+(?:[-'’][\p{L}\p{M}]+)*", regex.V1)
-_NOSPACE_RE = regex.compile(rf"[{NOSPACE_CLASS}]", regex.V1)
+# a word of _WORD with no character of a space-less script: a chain of such runs joined by - ' ’,
+# with no letter, mark or joined run on either side (so never part of a longer word)
+_PLAIN_WORD = regex.compile(rf"(?<![\p{{L}}\p{{M}}])(?<![\p{{L}}\p{{M}}][-'’])"
+                            rf"[[\p{{L}}\p{{M}}]--[{NOSPACE_CLASS}]]++(?:[-'’][[\p{{L}}\p{{M}}]--[{NOSPACE_CLASS}]]++)*+"
+                            rf"(?![\p{{L}}\p{{M}}])(?![-'’][\p{{L}}\p{{M}}])", regex.V1)
 _SCANNABLE = regex.compile(rf"[[{NOSPACE_CLASS}]&&[\p{{L}}\p{{M}}]]+", regex.V1)
 
 
@@ -327,9 +342,9 @@ def _scan_pattern(lex: Lexicon) -> tuple[re.Pattern[str], frozenset[str]]:
     skips = [w for w in lex.not_numbers if _SCANNABLE.fullmatch(w)]
     words = sorted((w for w in lex.words if _SCANNABLE.fullmatch(w) and unicodedata.category(w[0])[0] != "M"),
                    key=len, reverse=True)
-    parts = [re.escape(w) for w in skips]
-    if words:  # on a mark or coeng after the word, the alternation backtracks to a shorter word
-        parts.append(f"(?:{'|'.join(re.escape(w) for w in words)})(?!{marks}|{_COENG})")
+    # one flat alternation of literals (the engine then skips to positions where one can start);
+    # a word followed by a mark or coeng fails and the next, shorter, word is tried
+    parts = [re.escape(w) for w in skips] + [f"{re.escape(w)}(?!{marks}|{_COENG})" for w in words]
     compiled = (re.compile("|".join(parts) or "(?!)"), frozenset(skips))
     _SCAN_PATTERNS[id(lex)] = (lex, compiled)
     return compiled
@@ -344,10 +359,9 @@ def _word_tokens(masked: str, lex: Lexicon) -> list[Tok]:
     # (see _scan_pattern: a match never leaves its word, and the characters around a word are
     # neither marks nor a coeng, so the matches are those of scanning each word alone)
     toks: list[Tok] = _scan(masked, 0, lex) if lex.scan else []
-    for m in _WORD.finditer(masked):
+    # the other words one by one (in a language with such scripts: only the words without them)
+    for m in (_PLAIN_WORD if lex.scan else _WORD).finditer(masked):
         word, start = m.group(), m.start()
-        if lex.scan and _NOSPACE_RE.search(word):
-            continue
         e = _lookup(word, lex)
         if e is not None:
             toks.append(_tok(start, m.end(), e, word))

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -293,6 +295,14 @@ def test_hard_set_separates_fact_edits_without_a_model() -> None:
 # ---------------------------------------------------------------- scanning space-less scripts
 
 
+def _nospace() -> Any:
+    import regex
+
+    from pytest_mirage.text.tokenize import NOSPACE_CLASS
+
+    return regex.compile(rf"[{NOSPACE_CLASS}]", regex.V1)
+
+
 def _scan_each_word(text: str, lang: str) -> list[tuple[int, int, str]]:
     """The reference the whole-text scan must equal: every word of the text scanned alone."""
     from pytest_mirage.metrics import facts
@@ -300,7 +310,7 @@ def _scan_each_word(text: str, lang: str) -> list[tuple[int, int, str]]:
     lex = facts.lexicon(lang)
     out = []
     for m in facts._WORD.finditer(text):
-        if facts._NOSPACE_RE.search(m.group()):
+        if _nospace().search(m.group()):
             out += [(t.start, t.end, t.text) for t in facts._scan(m.group(), m.start(), lex)]
     return out
 
@@ -336,3 +346,43 @@ def test_scan_keeps_clusters_whole() -> None:
     th = facts.lexicon("th")
     assert [t.text for t in facts._scan("สองวัน", 0, th)] == ["สอง"]
     assert facts._scan("สอง\u0e48", 0, th) == []
+
+
+def test_plain_words_are_the_words_without_space_less_scripts() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from pytest_mirage.metrics import facts
+
+    chars = ["a", "Z", "é", "\u0301", "-", "'", "’", " ", ".", "5", "ក", "\u17d2", "ก", "\u0e31", "中", "ー", "\u3005"]
+
+    @settings(max_examples=500, deadline=None, derandomize=True)
+    @given(st.lists(st.sampled_from(chars), max_size=14))
+    def check(parts: list[str]) -> None:
+        text = "".join(parts)
+        expected = [m.span() for m in facts._WORD.finditer(text) if not _nospace().search(m.group())]
+        assert [m.span() for m in facts._PLAIN_WORD.finditer(text)] == expected
+
+    check()
+
+
+def test_number_patterns_match_their_lookbehind_first_forms() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from pytest_mirage.metrics import facts
+
+    plain = {  # the definitions, written the direct way
+        facts._DATE_ISO: re.compile(r"(?<!\d)(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)"),
+        facts._DATE_NUM: re.compile(r"(?<!\d)(\d{1,2})[./](\d{1,2})[./](\d{2,4})(?!\d)"),
+        facts._NUMBER: re.compile(r"(?<!\d)(?:\d{1,3}(?:[ \u00a0\u202f]\d{3})+|\d+(?:[.,\u066b\u066c'’]\d+)*)(?!\d)"),
+    }
+
+    @settings(max_examples=1000, deadline=None, derandomize=True)
+    @given(st.text(alphabet="0123456789-./, \u00a0\u202f'’\u066b\u066cx", max_size=16))
+    def check(text: str) -> None:
+        for fast, direct in plain.items():
+            assert [(m.span(), m.groups()) for m in fast.finditer(text)] == \
+                   [(m.span(), m.groups()) for m in direct.finditer(text)]
+
+    check()
