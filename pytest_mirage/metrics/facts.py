@@ -46,6 +46,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
+from itertools import pairwise
 from typing import Any
 
 import regex  # type: ignore[import-untyped]
@@ -95,6 +96,7 @@ class Lexicon:
     scan: bool = False
     months_capitalized: bool = False
     month_prefixes: bool = False
+    digit_sequences: bool = False
     max_len: int = 1
     month_names: tuple[tuple[str, int], ...] = ()
 
@@ -139,7 +141,7 @@ def lexicon(lang: str) -> Lexicon:
         month_suffixes=tuple(data.get("month_suffixes", [])),
         scale_first=bool(data.get("scale_first")), compounds=bool(data.get("compounds")),
         scan=bool(data.get("scan")), months_capitalized=bool(data.get("months_capitalized")),
-        month_prefixes=bool(data.get("month_prefixes")),
+        month_prefixes=bool(data.get("month_prefixes")), digit_sequences=bool(data.get("digit_sequences")),
         max_len=max((len(w) for w in words), default=1),
         month_names=tuple((n(w), int(v)) for w, v in data.get("months", {}).items()),
     )
@@ -188,7 +190,7 @@ _WORD = regex.compile(r"[\p{L}\p{M}]+(?:[-'’][\p{L}\p{M}]+)*", regex.V1)
 _PLAIN_WORD = regex.compile(rf"(?<![\p{{L}}\p{{M}}])(?<![\p{{L}}\p{{M}}][-'’])"
                             rf"[[\p{{L}}\p{{M}}]--[{NOSPACE_CLASS}]]++(?:[-'’][[\p{{L}}\p{{M}}]--[{NOSPACE_CLASS}]]++)*+"
                             rf"(?![\p{{L}}\p{{M}}])(?![-'’][\p{{L}}\p{{M}}])", regex.V1)
-_SCANNABLE = regex.compile(rf"[[{NOSPACE_CLASS}]&&[\p{{L}}\p{{M}}]]+", regex.V1)
+_SCANNABLE = regex.compile(rf"[[{NOSPACE_CLASS}]&&[\p{{L}}\p{{M}}\p{{Nl}}]]+", regex.V1)
 
 
 def number_values(text: str) -> frozenset[float]:
@@ -331,10 +333,10 @@ def _scan_pattern(lex: Lexicon) -> tuple[re.Pattern[str], frozenset[str]]:
     entries (longest first, as in the lexicon), then the lexicon words, longest first, each
     followed by neither a combining mark nor a coeng; and the set of the skipped entries.
 
-    Only entries made of letters and marks of the space-less scripts take part: a word (a run of
-    letters and marks) never holds another character (``〇`` is a number, not a letter), so no
-    match leaves its word and the whole text is scanned at once (see :func:`_word_tokens`); a
-    word starting with a mark would split a cluster wherever it matched."""
+    Only entries made of letters, marks and number letters (``〇``) of the space-less scripts take
+    part, so a match never holds a space, punctuation or a character of another script, and the
+    whole text is scanned at once (see :func:`_word_tokens`); a word starting with a mark would
+    split a cluster wherever it matched."""
     cached = _SCAN_PATTERNS.get(id(lex))
     if cached is not None and cached[0] is lex:
         return cached[1]
@@ -355,9 +357,9 @@ def _tok(start: int, end: int, e: Entry, text: str) -> Tok:
 
 
 def _word_tokens(masked: str, lex: Lexicon) -> list[Tok]:
-    # words with characters of a script without spaces are scanned for number words, all at once
-    # (see _scan_pattern: a match never leaves its word, and the characters around a word are
-    # neither marks nor a coeng, so the matches are those of scanning each word alone)
+    # runs of a script without spaces are scanned for number words, all at once (see _scan_pattern;
+    # the characters around a word are neither marks nor a coeng, so the matches inside a word are
+    # those of scanning the word alone)
     toks: list[Tok] = _scan(masked, 0, lex) if lex.scan else []
     # the other words one by one (in a language with such scripts: only the words without them)
     for m in (_PLAIN_WORD if lex.scan else _WORD).finditer(masked):
@@ -392,6 +394,16 @@ def _word_tokens(masked: str, lex: Lexicon) -> list[Tok]:
         # any other word is left out: the gap between the number words around it holds its
         # letters, so they are never merged across it (see _merge_ok)
     return toks
+
+
+def _digit_sequence(group: Sequence[Tok]) -> bool:
+    """At least three adjacent digit words (0-9, no scale): a year or code read digit by digit in
+    Chinese and Japanese (二〇一九年 is 2019). Two (三四个) is "three or four", not 34."""
+    return len(group) >= 3 and all(t.kind == "num" and t.value in _DIGIT_VALUES for t in group) and \
+        all(a.end == b.start for a, b in pairwise(group))
+
+
+_DIGIT_VALUES = frozenset(float(d) for d in range(10))
 
 
 def _merge_ok(prev: Tok, tok: Tok, gap: str, lex: Lexicon) -> bool:
@@ -552,6 +564,10 @@ def _numbers(t: str, lex: Lexicon, original: str) -> tuple[list[NumberFact], set
         if len(g) == 1 and g[0].kind == "digits":
             vals = g[0].values
             approximate = max(vals) >= APPROX_MIN
+        elif lex.digit_sequences and _digit_sequence(g):  # 二〇一九 / 一九九八: read digit by digit
+            vals = frozenset({float("".join(str(int(x.value)) for x in g))})
+            values.update(vals)
+            approximate = min(vals) >= APPROX_MIN
         else:
             composed = _compose(g, lex)
             variants = {composed}
