@@ -85,7 +85,7 @@ class NLIJudge:
         self._loaded: tuple[Any, Any, str, int, int | None, int] | None = None
         self._pair_layout: Layout | None = None
         self._layout_read = False
-        self._backend: Any = None  # the fast tokenizer's backend without padding/truncation, or False
+        self._backend_tokenize = True  # tokenize through a fast tokenizer's backend (False: its __call__)
 
     def identity(self) -> Mapping[str, Any]:
         opts = {"dtype": self.dtype, "max_length": self.max_length, "revision": self.revision}
@@ -165,26 +165,21 @@ class NLIJudge:
     def _text_ids(self, texts: Sequence[str], limit: int) -> list[list[int]]:
         """Token ids of each text without special tokens, cut at ``limit``.
 
-        A fast tokenizer's Rust backend is called directly (a copy of it without padding or
-        truncation, made once): the same ids as ``tokenizer(texts, add_special_tokens=False)``,
-        without building transformers' per-text encoding dicts, which cost about as much as the
-        tokenization itself on passages of a few hundred characters."""
-        if self._backend is None:
-            tokenizer = self.load()[0]
-            backend: Any = False
-            source = getattr(tokenizer, "backend_tokenizer", None) if getattr(tokenizer, "is_fast", False) else None
-            if source is not None:
-                try:
-                    backend = type(source).from_str(source.to_str())
-                    backend.no_padding()
-                    backend.no_truncation()
-                except Exception:  # an unusual backend: the tokenizer's own call below
-                    backend = False
-            self._backend = backend
-        if self._backend is not False:
-            encode = getattr(self._backend, "encode_batch_fast", None) or self._backend.encode_batch
-            return [enc.ids[:limit] for enc in encode(list(texts), add_special_tokens=False)]
+        A fast tokenizer's Rust backend is called directly: the same ids as
+        ``tokenizer(texts, add_special_tokens=False)``, without transformers building a Python
+        encoding dict per text, which costs about as much as the tokenization itself on passages
+        of a few hundred characters."""
         tokenizer = self.load()[0]
+        backend = getattr(tokenizer, "backend_tokenizer", None) if getattr(tokenizer, "is_fast", False) else None
+        if backend is not None and self._backend_tokenize:
+            # what the tokenizer's own call does for truncation=False, padding=False: it sets both
+            # on its backend at every call, so its later calls are not affected
+            if backend.truncation is not None:
+                backend.no_truncation()
+            if backend.padding is not None:
+                backend.no_padding()
+            encode = getattr(backend, "encode_batch_fast", None) or backend.encode_batch
+            return [enc.ids[:limit] for enc in encode(list(texts), add_special_tokens=False)]
         return [list(x) for x in tokenizer(list(texts), add_special_tokens=False, truncation=True,
                                            max_length=limit)["input_ids"]]
 
@@ -294,7 +289,6 @@ class NLIJudge:
     def close(self) -> None:
         self._loaded = None
         self._pair_layout, self._layout_read = None, False
-        self._backend = None
 
 
 def length_batches(lengths: Sequence[int], size: int) -> list[list[int]]:

@@ -136,6 +136,8 @@ def test_pairs_are_encoded_like_the_tokenizer_does(tmp_path: Path, roberta: bool
     judge._loaded = (tok, None, "cpu", 0, None, 48)  # the tokenizer alone is needed here
     pairs = [("the cat sat on the mat", "el gato se sentó"), ("the deck of the bridge is long " * 20, "the cat sat"),
              ("长江全长约6300公里", "แมวนั่งบนเสื่อ")]
+    judge._layout()  # read first: its probe calls the tokenizer, which resets the backend
+    tok(["x"], padding="max_length", truncation=True, max_length=8)  # leaves both set on the backend
     for (premise, hypothesis), (ids, types) in zip(pairs, judge._encode(pairs), strict=True):
         enc = tok(premise, hypothesis, truncation="only_first", max_length=48)
         assert ids == enc["input_ids"]
@@ -209,7 +211,7 @@ def test_order_duplicates_and_padding_do_not_change_values(models: dict[str, Pat
 def test_without_the_fast_backend_the_tokenizer_call_gives_the_same_values(models: dict[str, Path]) -> None:
     fast = NLIJudge(str(models["random"]), device="cpu", max_length=48)
     plain = NLIJudge(str(models["random"]), device="cpu", max_length=48)
-    plain._backend = False  # what a tokenizer without a Rust backend gets
+    plain._backend_tokenize = False  # what a tokenizer without a Rust backend gets
     assert plain._encode(PAIRS) == fast._encode(PAIRS)
     for a, b in zip(plain.probabilities(PAIRS), fast.probabilities(PAIRS), strict=True):
         assert a == pytest.approx(b, abs=1e-7)
