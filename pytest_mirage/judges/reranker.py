@@ -1,9 +1,9 @@
 """``reranker_score``: MIRAGE-Bench's reranker feature through FlagEmbedding's ``FlagReranker``.
 
 The score of an item is the mean *raw* reranker score (no sigmoid, so it may exceed 1) of the
-question against each distinct passage the answer cites; every (question, passage) pair of every
-item goes to the reranker in one ``compute_score`` call, which sorts and batches them. An answer
-that cites no passage is null.
+question against each distinct passage the answer cites; every distinct (question, passage) pair
+of every item goes to the reranker in one ``compute_score`` call, which sorts and batches them. An
+answer that cites no passage is null.
 """
 
 from __future__ import annotations
@@ -57,16 +57,21 @@ class RerankerJudge:
         return self._model
 
     def scores(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        """Raw reranker scores of (query, passage) pairs, in one batched call."""
+        """Raw reranker scores of (query, passage) pairs, in one batched call.
+
+        Identical pairs are scored once: the systems of a run answer the same questions and cite
+        the same passages, and a pair's score does not depend on which answer cited it."""
         if not pairs:
             return []
         model = self.load()
-        raw = model.compute_score([list(p) for p in pairs], batch_size=self.batch_size,
+        unique = list(dict.fromkeys(pairs))
+        raw = model.compute_score([list(p) for p in unique], batch_size=self.batch_size,
                                   max_length=self._limit, normalize=False)
         values = [float(raw)] if isinstance(raw, int | float) else [float(x) for x in raw]
-        self.health.calls += len(pairs)
-        self.health.batches += -(-len(pairs) // self.batch_size)
-        return values
+        self.health.calls += len(unique)
+        self.health.batches += -(-len(unique) // self.batch_size)
+        by_pair = dict(zip(unique, values, strict=True))
+        return [by_pair[p] for p in pairs]
 
     def score(self, items: Sequence[JudgeItem]) -> list[JudgeScore]:
         self.health.items += len(items)

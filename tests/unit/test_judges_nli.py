@@ -136,7 +136,95 @@ def test_pairs_are_encoded_like_the_tokenizer_does(tmp_path: Path, roberta: bool
     judge._loaded = (tok, None, "cpu", 0, None, 48)  # the tokenizer alone is needed here
     pairs = [("the cat sat on the mat", "el gato se sentó"), ("the deck of the bridge is long " * 20, "the cat sat"),
              ("长江全长约6300公里", "แมวนั่งบนเสื่อ")]
+    judge._layout()  # read first: its probe calls the tokenizer, which resets the backend
+    tok(["x"], padding="max_length", truncation=True, max_length=8)  # leaves both set on the backend
     for (premise, hypothesis), (ids, types) in zip(pairs, judge._encode(pairs), strict=True):
         enc = tok(premise, hypothesis, truncation="only_first", max_length=48)
         assert ids == enc["input_ids"]
         assert types == enc.get("token_type_ids", [0] * len(ids))
+
+
+# ---------------------------------------------------------------- batching does not change values
+
+
+def test_length_batches_sort_cut_and_keep_one_length_per_batch() -> None:
+    from pytest_mirage.judges.nli import length_batches
+
+    assert length_batches([], 4) == []
+    # sorted by length (stable), cut every 4
+    assert length_batches([5, 3, 5, 3, 5, 3, 5, 3], 4) == [[1, 3, 5, 7], [0, 2, 4, 6]]
+    # a batch more than half full ends where the length changes; a smaller one takes the next length
+    assert length_batches([7, 7, 7, 9, 9, 9, 9, 9], 4) == [[0, 1, 2], [3, 4, 5, 6], [7]]
+    assert length_batches([7, 7, 9, 9, 9], 4) == [[0, 1, 2, 3], [4]]
+    assert length_batches([1, 2, 3, 4], 2) == [[0, 1], [2, 3]]  # batch_size 2: plain cuts
+    lengths = [(i * 37) % 11 for i in range(200)]
+    batches = length_batches(lengths, 16)
+    assert sorted(i for b in batches for i in b) == list(range(200))
+    assert all(len(b) <= 16 for b in batches)
+    flat = [lengths[i] for b in batches for i in b]
+    assert flat == sorted(flat)
+
+
+def _reference_probabilities(path: Path, pairs: list[tuple[str, str]], limit: int) -> list[list[float]]:
+    """One pair at a time through the tokenizer's own pair encoding and the model: no batching,
+    no padding, no assembly of ours."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForSequenceClassification.from_pretrained(path).eval()
+    out = []
+    with torch.inference_mode():
+        for premise, hypothesis in pairs:
+            enc = tok(premise, hypothesis, truncation="only_first", max_length=limit, return_tensors="pt")
+            out.append(torch.softmax(model(**enc).logits, dim=-1)[0].tolist())
+    return out
+
+
+PAIRS = [("the cat sat on the mat", "the cat sat"), ("the deck of the bridge is 2460 metres long", "it is long"),
+         ("the deck of the bridge is long " * 30, "the deck is 2460 metres"),  # premise cut to the limit
+         ("supply ships come nine times a year", "ships come"), ("长江全长约6300公里", "长江很长"),
+         ("el gato se sentó", "der Bodensee ist 251 Meter tief und sehr groß"), ("x", "y"),
+         ("the cat sat on the mat", "the cat sat")]  # a repeated pair
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 256])
+def test_batched_probabilities_equal_the_tokenizer_and_model_one_pair_at_a_time(
+        models: dict[str, Path], batch_size: int) -> None:
+    judge = NLIJudge(str(models["random"]), device="cpu", batch_size=batch_size, max_length=48)
+    got = judge.probabilities(PAIRS)
+    want = _reference_probabilities(models["random"], PAIRS, 48)
+    for g, w in zip(got, want, strict=True):
+        assert g == pytest.approx(w, abs=1e-6)
+    assert judge.health.calls == len(PAIRS) - 1  # the repeated pair ran once
+    assert len({tuple(p) for p in got}) == len(PAIRS) - 1  # the random model tells the pairs apart
+
+
+def test_order_duplicates_and_padding_do_not_change_values(models: dict[str, Path]) -> None:
+    judge = NLIJudge(str(models["random"]), device="cpu", batch_size=4, max_length=48)
+    alone = {pair: judge.probabilities([pair])[0] for pair in PAIRS}  # no padding, batches of one
+    shuffled = PAIRS[::-1] + PAIRS[2:5] * 3  # other order, more repeats, other batch neighbours
+    for pair, p in zip(shuffled, judge.probabilities(shuffled), strict=True):
+        assert p == pytest.approx(alone[pair], abs=1e-6)
+
+
+def test_without_the_fast_backend_the_tokenizer_call_gives_the_same_values(models: dict[str, Path]) -> None:
+    fast = NLIJudge(str(models["random"]), device="cpu", max_length=48)
+    plain = NLIJudge(str(models["random"]), device="cpu", max_length=48)
+    plain._backend_tokenize = False  # what a tokenizer without a Rust backend gets
+    assert plain._encode(PAIRS) == fast._encode(PAIRS)
+    for a, b in zip(plain.probabilities(PAIRS), fast.probabilities(PAIRS), strict=True):
+        assert a == pytest.approx(b, abs=1e-7)
+
+
+def test_judge_scores_equal_one_answer_at_a_time(models: dict[str, Path]) -> None:
+    passages = (P1, P2, Passage("p3", "the deck of the bridge is long " * 30))
+    items = [it(f"Answer {i} says the deck is {2000 + i} m [p{1 + i % 3}]. Ships come {i} times [p2, p3]. "
+                f"{'Again the cat ' * (i % 4)}sat [p1].", passages=passages) for i in range(9)]
+    items += items[:3]  # another system giving the same answers
+    judge = NLIJudge(str(models["random"]), device="cpu", batch_size=5)
+    together = judge.score(items)
+    for item, s in zip(items, together, strict=True):
+        [one] = NLIJudge(str(models["random"]), device="cpu", batch_size=1).score([item])
+        for metric in ("support_nli", "support_nli_neutral"):
+            assert s.values[metric] == pytest.approx(one.values[metric], abs=1e-6)

@@ -62,3 +62,18 @@ def test_missing_checkpoint_is_a_clear_error(tmp_path: Path) -> None:
     pytest.importorskip("FlagEmbedding", reason="needs the hf extra: pip install 'pytest-mirage[hf]'")
     with pytest.raises(ModelError, match="cannot load the reranker"):
         RerankerJudge(str(tmp_path / "nowhere"), device="cpu").score([it("A [p1].")])
+
+
+def test_identical_pairs_are_scored_once_with_the_same_values(models: dict[str, Path]) -> None:
+    judge = RerankerJudge(str(models["random"]), device="cpu", batch_size=2)
+    q = "How long is the deck?"
+    alone = {p.id: RerankerJudge(str(models["random"]), device="cpu").scores([(q, p.text)])[0] for p in (P1, P2, P3)}
+    # five systems citing the same passages of the same question: three distinct pairs
+    items = [it(f"System {m} [p1]. More [p2].") for m in range(5)] + [it("Other [p3]. [p1]")]
+    scores = judge.score(items)
+    assert judge.health.calls == 3
+    for s in scores[:5]:
+        assert s.values["reranker_score"] == pytest.approx((alone["p1"] + alone["p2"]) / 2, abs=1e-5)
+    assert scores[5].values["reranker_score"] == pytest.approx((alone["p3"] + alone["p1"]) / 2, abs=1e-5)
+    assert judge.scores([(q, P2.text), (q, P1.text), (q, P2.text)]) == pytest.approx(
+        [alone["p2"], alone["p1"], alone["p2"]], abs=1e-5)
