@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from pytest_mirage.judges import structured as st
 from tests.helpers.fake_openai import FakeOpenAIServer
 
 N_CASES = 24
@@ -67,8 +68,10 @@ def read_report(path: Path) -> dict[str, Any]:
 
 
 def judge(body: Mapping[str, Any]) -> str:
-    """Prefers the answer that cites the founding passage (#0); noisy on 10% of calls; ties otherwise."""
-    prompt = body["messages"][-1]["content"]
+    """Prefers the answer that cites the founding passage (#0); noisy on 10% of calls; ties otherwise.
+    Replies in text (a server that ignores response_format); the noise follows the prompt without
+    the structured-output note, so the verdicts are the same whether the note is there or not."""
+    prompt = body["messages"][-1]["content"].removesuffix(st.NOTES["pairwise"])
     a = re.search(r"Start of Assistant A’s Answer\]\"\n(.*?)\n\"\[The End of Assistant A", prompt, re.S).group(1)
     b = re.search(r"Start of Assistant B’s Answer\]\"\n(.*?)\n\"\[The End of Assistant B", prompt, re.S).group(1)
     good_a, good_b = "#0]" in a, "#0]" in b
