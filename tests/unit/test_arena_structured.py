@@ -358,3 +358,18 @@ def test_over_http_a_refusing_server_falls_back_with_auto_and_errs_with_on(tmp_p
         refused, order = _http_arena(srv, tmp_path / "on", "on")
     assert order == [] and refused["decided"] == 0 and refused["errors"] == 24  # failures, never ties
     assert refused["output"] == "json_schema" and refused["format_fallbacks"] == 0
+
+
+def test_the_terminal_line_says_how_the_judge_asked() -> None:
+    from pytest_mirage.report.terminal import judge_line
+
+    base = {"judgments": 4, "swap_consistency": 1.0}
+    assert judge_line({**base, "output": "json_schema", "output_note": "", "format_fallbacks": 0,
+                       "unstructured_replies": 1}) == \
+        "mirage judge: judgments 4, swap_consistency 1.000; output: JSON schema, 1 replies ignored the schema " \
+        "(read as text)"
+    assert judge_line({**base, "output": "text", "output_note": "structured=off", "format_fallbacks": 0,
+                       "unstructured_replies": 0}) == \
+        "mirage judge: judgments 4, swap_consistency 1.000; output: plain text (structured=off)"
+    assert judge_line({**base, "source": "imported from b.jsonl"}) == \
+        "mirage judge: judgments 4, swap_consistency 1.000, source imported from b.jsonl"  # imported: no output
