@@ -68,8 +68,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--mirage-scoring", "mirage_scoring", "default (robust citation parser, calibrated language match) or "
            "mirage (MIRAGE-Bench's evaluation code, for published numbers); overrides a suite's [suite] scoring",
            "string", "MODE"),
-    Option("--mirage-judge", "mirage_judge", "pairwise LLM judge (any model spec, e.g. openai:gpt-4o): judge "
-           "sampled pairs of models and fit a Bradley-Terry arena", "string", "SPEC"),
+    Option("--mirage-judge", "mirage_judge", "pairwise LLM judge (any model spec, e.g. openai:gpt-4o; "
+           "?structured=auto|on|off: verdicts as JSON where the model can): judge sampled pairs of models and fit a "
+           "Bradley-Terry arena", "string", "SPEC"),
     Option("--mirage-battles", "mirage_battles", "pairwise judgments made elsewhere (e.g. MIRAGE-Bench's released "
            "GPT-4o judgments as JSON lines: query_id, model_A, model_B, verdict): fit the arena and train the "
            "surrogate from them instead of --mirage-judge; the run then scores with MIRAGE-Bench's definitions "

@@ -9,7 +9,7 @@ gates merge their layers instead (CLI > ini > suite manifest, per rule key), see
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +54,8 @@ class Settings:
     concurrency: int = defaults.CONCURRENCY
     suite_stats: bool = False
     leaderboard: bool = True
-    judge: ModelSpec | None = None
+    judge: ModelSpec | None = None  # the arena's pairwise judge, without its judge option (structured)
+    judge_structured: str = "auto"  # the arena judge's structured option: auto, on or off
     battles: Path | None = None  # imported pairwise judgments (--mirage-battles), instead of a live judge
     judge_queries: int = defaults.JUDGE_QUERIES
     judge_order: str = defaults.JUDGE_ORDER
@@ -112,6 +113,22 @@ def _regressions(raw: options.Raw | None) -> tuple[RegressionGate, ...]:
             except StatsError as exc:
                 raise ConfigError(f"{raw.source}: {exc}") from None
     return tuple(out)
+
+
+def _arena_judge(raw: options.Raw, defaults: Mapping[str, Any]) -> tuple[ModelSpec, str]:
+    """The arena judge's model spec and its ``structured`` option (``auto`` unless given), which is
+    the judge's, not the model's: it is taken out of the spec as LLM judge specs do."""
+    from .judges.spec import parse_structured_mode
+
+    spec = parse_model_spec(str(raw.value), defaults)
+    if "structured" not in spec.options:
+        return spec, "auto"
+    value = spec.options["structured"]
+    try:
+        mode = parse_structured_mode(value)
+    except ValueError as exc:
+        raise ConfigError(f"{raw.source} {spec.safe_raw!r}: option structured={value!r}: {exc}") from None
+    return replace(spec, options={k: v for k, v in spec.options.items() if k != "structured"}), mode
 
 
 def _judges(raw: options.Raw | None) -> tuple[JudgeSpec, ...]:
@@ -219,6 +236,7 @@ def resolve(config: Any) -> Settings:
         raise ConfigError("--mirage-train-surrogate needs a judge: add --mirage-judge SPEC (answers and judge "
                           "calls are cached, so re-running costs nothing) or imported pairwise judgments "
                           "(--mirage-battles FILE)")
+    arena_judge = _arena_judge(judge_raw, model_defaults) if judge_raw.value else None
     metrics = get("--mirage-metrics")
     features = get("--mirage-surrogate-features")
     cache = get("--mirage-cache")
@@ -243,7 +261,7 @@ def resolve(config: Any) -> Settings:
         cache_dir=cache_dir, cache_mode=_choice(get("--mirage-cache-mode"), CACHE_MODES),
         concurrency=concurrency, suite_stats=bool(get("--mirage-suite-stats").value),
         leaderboard=not get("--mirage-no-leaderboard").value,
-        judge=parse_model_spec(judge_raw.value, model_defaults) if judge_raw.value else None,
+        judge=arena_judge[0] if arena_judge else None, judge_structured=arena_judge[1] if arena_judge else "auto",
         battles=Path(str(battles.value)) if battles.value else None,
         judge_queries=parse_int(jq.value, jq.source, defaults.JUDGE_QUERIES, minimum=1),
         judge_order=_choice(get("--mirage-judge-order"), JUDGE_ORDERS),

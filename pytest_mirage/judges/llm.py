@@ -35,7 +35,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from ..errors import ConfigError, FormatRejected, ModelError, NotCached, caused_by
+from ..errors import ConfigError, ModelError
 from ..langcodes import language_name
 from ..models.base import ResponseFormat
 from ..prompts import strip_citations
@@ -44,11 +44,12 @@ from . import structured as st
 from .base import Complete, FormatComplete, JudgeHealth, JudgeItem, JudgeScore, Reply, null_score
 from .pairwise import format_documents
 from .spec import JUDGES, PROMPTS, STRUCTURED_MODES
+from .structured import FormatSwitch, snippet, structured_object
+from .structured import json_candidates as _json_candidates
 
 TEMPLATE_VERSION = "1"  # part of every LLM judge's identity: bump when a built-in template changes
 DEFAULT_REASK = 1
 DEFAULT_MAX_CLAIMS = 30
-SNIPPET_CHARS = 120
 T = TypeVar("T")
 
 PLACEHOLDERS: dict[str, tuple[str, ...]] = {
@@ -91,31 +92,6 @@ _REFUSAL_RE = re.compile(
 def is_refusal(reply: str) -> bool:
     """A reply that declines the task (checked only on replies that did not parse)."""
     return bool(_REFUSAL_RE.search(reply[:400]))
-
-
-def snippet(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= SNIPPET_CHARS else flat[:SNIPPET_CHARS] + "..."
-
-
-_FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
-
-
-def _json_candidates(reply: str) -> list[Any]:
-    """JSON values found in ``reply``: the whole reply, fenced blocks, then the outermost
-    ``[...]``/``{...}`` spans."""
-    texts = [reply.strip(), *(m.group(1).strip() for m in _FENCE_RE.finditer(reply))]
-    for open_, close in (("[", "]"), ("{", "}")):
-        start, end = reply.find(open_), reply.rfind(close)
-        if 0 <= start < end:
-            texts.append(reply[start:end + 1])
-    out = []
-    for t in texts:
-        try:
-            out.append(json.loads(t))
-        except ValueError:
-            continue
-    return out
 
 
 _BULLET_RE = re.compile(r"^\s*(?:[-*•・●▪◦]|\(?\d{1,3}[.)、:：]|\d{1,3}\s*[-–])\s*")
@@ -330,16 +306,6 @@ def _clean_token(token: str) -> str:
 # ---------------------------------------------------------------- structured replies
 
 
-def structured_object(stage: str, reply: str) -> dict[str, Any] | None:
-    """The JSON object in ``reply`` (whole, fenced or inside prose) that answers ``stage``'s schema,
-    i.e. has one of its keys; None when the reply holds none (plain text, other JSON)."""
-    names = st.keys(stage)
-    for value in _json_candidates(reply):
-        if isinstance(value, dict) and any(k in value for k in names):
-            return value
-    return None
-
-
 def _verdicts_from_json(obj: dict[str, Any], n: int | None) -> list[bool]:
     entries = obj["verdicts"]
     numbers = [int(e["claim"]) for e in entries]
@@ -443,9 +409,7 @@ class LLMJudge:
         # structured: "on"/"auto" send each stage's JSON schema (complete must take response_format=);
         # "auto" drops it for the rest of the run when the server refuses it
         self.structured = structured
-        self._formatted = structured != "off"
-        self.health.output = "json_schema" if self._formatted else "text"
-        self.health.output_note = "" if self._formatted else (plain_reason or "structured=off")
+        self._switch = FormatSwitch(structured, self.health, plain_reason)
         for (prompt, _lang), text in self.templates.items():
             needed = PLACEHOLDERS[prompt] if prompt != "*" else ()
             missing = [p for p in needed if "{{" + p + "}}" not in text]
@@ -507,32 +471,9 @@ class LLMJudge:
 
     def _call(self, prompts: list[str], stage: str, reask: bool = False) -> tuple[list[Reply | str | Exception], list[bool]]:
         """One batch of a stage: with its JSON schema while the judge is structured (the prompt
-        gets the schema's note), else plain. Returns the replies and, per reply, whether its request
-        carried the schema. With ``structured=auto``, a server that refuses the schema (or a
-        replay-only cache that holds no structured reply at all) gets the failed prompts again
-        without it, and the judge stays plain for the rest of the run."""
-        reminder = (st.REMINDER if self._formatted else _REMINDERS[stage]) if reask else ""
-        if not self._formatted:
-            return self._send([p + reminder for p in prompts], None), [False] * len(prompts)
-        out = self._send([p + st.NOTES[stage] + reminder for p in prompts], st.response_format(stage))
-        flags = [True] * len(prompts)
-        failed = [i for i, r in enumerate(out) if isinstance(r, Exception)]
-        rejected = next((r for r in out if isinstance(r, Exception) and caused_by(r, FormatRejected)), None)
-        unrecorded = bool(out) and len(failed) == len(out) and all(caused_by(r, NotCached) for r in out
-                                                                   if isinstance(r, Exception))
-        if self.structured != "auto" or not failed or (rejected is None and not unrecorded):
-            return out, flags
-        self._formatted = False
-        self.health.output = "text"
-        self.health.output_note = (f"the server refused response_format ({snippet(str(rejected))}); plain prompts "
-                                   "from then on" if rejected is not None else
-                                   "replay-only: the cache holds no structured reply; plain prompts")
-        self.health.format_fallbacks += len(failed)
-        plain_reminder = _REMINDERS[stage] if reask else ""
-        again = self._send([prompts[i] + plain_reminder for i in failed], None)
-        for i, r in zip(failed, again, strict=True):
-            out[i], flags[i] = r, False
-        return out, flags
+        gets the schema's note), else plain (see :class:`~.structured.FormatSwitch`). Returns the
+        replies and, per reply, whether its request carried the schema."""
+        return self._switch.call(self._send, prompts, stage, [reask] * len(prompts), _REMINDERS[stage])
 
     def ask(self, prompts: Sequence[str], parse: Callable[[str], T] | Sequence[Callable[[str], T]],
             stage: str) -> list[Asked[T]]:

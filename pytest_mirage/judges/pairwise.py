@@ -4,6 +4,13 @@ judge reliability, and turning verdicts into Bradley-Terry battles.
 The judge is any object with ``complete(prompts: list[str]) -> list[str | Exception]`` (one reply
 or one exception per prompt, in order); the engine wraps model adapters in such an object.
 Nothing here talks to a model directly, so every step is a pure function of its inputs.
+
+Structured output (``structured=auto|on`` on the arena judge spec, as for the pointwise LLM judges,
+see :mod:`pytest_mirage.judges.structured`): the judge is called as ``complete(prompts,
+response_format=...)`` with the ``pairwise`` schema (``{"explanation": ..., "verdict": "A"|"B"|"C"}``,
+C a tie as in the prompt) and the prompt gets the schema's one-line note; the prompt's own
+instructions are unchanged. Replies are read as that JSON first, by :func:`parse_verdict` when
+they hold none; a server that refuses the schema gets the prompts again plain (``auto``).
 """
 
 from __future__ import annotations
@@ -19,9 +26,12 @@ from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 from ..arena.bt import Battle
 from ..errors import ConfigError, ModelError
+from ..models.base import ResponseFormat
 from ..prompts import MAX_PASSAGE_CHARS
 from ..seeding import seeded_rng
 from ..suites.model import Case, Passage
+from . import structured as st
+from .base import JudgeHealth
 
 Verdict = Literal["A", "B", "C", "unparseable", "error"]
 Order = Literal["both", "random"]
@@ -45,6 +55,13 @@ class PairwiseJudge(Protocol):
     """A judge model: one reply (or exception) per prompt, in order."""
 
     def complete(self, prompts: list[str]) -> list[str | Exception]: ...
+
+
+@runtime_checkable
+class StructuredPairwiseJudge(Protocol):
+    """A judge model that can be sent a JSON schema: ``complete(prompts, response_format=None)``."""
+
+    def complete(self, prompts: list[str], response_format: ResponseFormat | None = None) -> list[str | Exception]: ...
 
 
 # ---------------------------------------------------------------- prompt
@@ -100,6 +117,23 @@ def parse_verdict(reply: str) -> Literal["A", "B", "C", "unparseable"]:
         return "unparseable"
     letter = last.group(1).upper()
     return "A" if letter == "A" else "B" if letter == "B" else "C"
+
+
+STAGE = "pairwise"  # the judge's stage in :data:`pytest_mirage.judges.structured.SCHEMAS`
+
+
+def read_verdict(reply: str) -> Literal["A", "B", "C", "unparseable"]:
+    """A reply's verdict: the JSON of the pairwise schema first (whole, fenced or inside prose;
+    extra keys ignored), :func:`parse_verdict` when the reply holds no such JSON (plain prompts, a
+    server that ignored the format). JSON with the schema's keys but a missing key, a wrong type
+    or another verdict than ``"A"``, ``"B"``, ``"C"`` is ``"unparseable"``: it is not read as text."""
+    obj = st.structured_object(STAGE, reply)
+    if obj is None:
+        return parse_verdict(reply)
+    if st.check(obj, st.SCHEMAS[STAGE]) is not None:
+        return "unparseable"
+    verdict = obj["verdict"]
+    return "A" if verdict == "A" else "B" if verdict == "B" else "C"
 
 
 # ---------------------------------------------------------------- plan
@@ -215,11 +249,18 @@ class Judgment:
         return self.verdict in ("A", "B", "C")
 
 
-def judge_matchups(judge: PairwiseJudge, matchups: Sequence[Matchup], prompts: Sequence[str], *,
-                   retries: int = DEFAULT_RETRIES) -> tuple[Judgment, ...]:
+def judge_matchups(judge: PairwiseJudge | StructuredPairwiseJudge, matchups: Sequence[Matchup],
+                   prompts: Sequence[str], *, retries: int = DEFAULT_RETRIES, structured: str = "off",
+                   health: JudgeHealth | None = None, plain_reason: str | None = None) -> tuple[Judgment, ...]:
     """Ask ``judge`` for every prompt, then re-ask (up to ``retries`` times, in batches) the ones
-    whose reply was unparseable (with :data:`RETRY_REMINDER` appended) or an exception (same
-    prompt); what still fails is recorded as such.
+    whose reply was unparseable (with :data:`RETRY_REMINDER` appended, or the JSON reminder while
+    structured) or an exception (same prompt); what still fails is recorded as such.
+
+    ``structured`` (``auto``/``on``; ``off`` by default): send the pairwise JSON schema with every
+    prompt (``judge.complete(prompts, response_format=...)``), read replies with
+    :func:`read_verdict`; with ``auto`` a server that refuses the schema gets the prompts again
+    plain and the judge stays plain. ``health`` (optional) receives the output mode, fallbacks,
+    replies that ignored the schema and the call counts; ``plain_reason``: why the judge is plain.
 
     A judge that returns the wrong number of replies, or something other than a string or an
     exception, is a :class:`ModelError` (a broken judge, not a bad verdict).
@@ -228,6 +269,29 @@ def judge_matchups(judge: PairwiseJudge, matchups: Sequence[Matchup], prompts: S
         raise ValueError(f"{len(matchups)} matchups but {len(prompts)} prompts; give one prompt per matchup")
     if retries < 0:
         raise ConfigError(f"judge retries = {retries}; expected 0 or more (default {DEFAULT_RETRIES})")
+    health = health if health is not None else JudgeHealth()
+    switch = st.FormatSwitch(structured, health, plain_reason)
+    name = type(judge).__name__
+
+    def send(batch: list[str], fmt: ResponseFormat | None) -> list[str | Exception]:
+        health.batches += 1
+        health.calls += len(batch)
+        if fmt is None:
+            out = judge.complete(batch)
+        else:
+            formatted: StructuredPairwiseJudge = judge  # type: ignore[assignment]
+            out = formatted.complete(batch, response_format=fmt)
+        if not isinstance(out, list) or len(out) != len(batch):
+            got = len(out) if isinstance(out, list) else type(out).__name__
+            raise ModelError(f"judge {name}.complete returned {got} replies for "
+                             f"{len(batch)} prompts; it must return one str or exception per prompt")
+        for reply in out:
+            if not isinstance(reply, str | Exception):
+                raise ModelError(f"judge {name}.complete returned a "
+                                 f"{type(reply).__name__}; expected a str or an exception per prompt")
+        return out
+
+    health.items += len(prompts)
     replies: list[str | None] = [None] * len(prompts)
     errors: list[str | None] = [None] * len(prompts)
     verdicts: list[Verdict] = ["error"] * len(prompts)
@@ -236,26 +300,24 @@ def judge_matchups(judge: PairwiseJudge, matchups: Sequence[Matchup], prompts: S
     for _ in range(retries + 1):
         if not todo:
             break
-        out = judge.complete([prompts[i] + RETRY_REMINDER if verdicts[i] == "unparseable" else prompts[i]
-                              for i in todo])
-        if not isinstance(out, list) or len(out) != len(todo):
-            got = len(out) if isinstance(out, list) else type(out).__name__
-            raise ModelError(f"judge {type(judge).__name__}.complete returned {got} replies for "
-                             f"{len(todo)} prompts; it must return one str or exception per prompt")
+        reasks = [verdicts[i] == "unparseable" for i in todo]
+        health.reasks += sum(reasks)
+        out, formatted_flags = switch.call(send, [prompts[i] for i in todo], STAGE, reasks, RETRY_REMINDER)
         again = []
-        for i, reply in zip(todo, out, strict=True):
+        for i, reply, fmt in zip(todo, out, formatted_flags, strict=True):
             attempts[i] += 1
             if isinstance(reply, Exception):
+                health.errors += 1
                 verdicts[i], errors[i] = "error", f"{type(reply).__name__}: {reply}"
                 again.append(i)
-            elif isinstance(reply, str):
-                replies[i], errors[i] = reply, None
-                verdicts[i] = parse_verdict(reply)
-                if verdicts[i] == "unparseable":
-                    again.append(i)
-            else:
-                raise ModelError(f"judge {type(judge).__name__}.complete returned a "
-                                 f"{type(reply).__name__}; expected a str or an exception per prompt")
+                continue
+            replies[i], errors[i] = reply, None
+            if fmt and st.structured_object(STAGE, reply) is None:
+                health.unstructured_replies += 1  # the server ignored the schema: read as text
+            verdicts[i] = read_verdict(reply)
+            if verdicts[i] == "unparseable":
+                health.parse_failures += 1
+                again.append(i)
         todo = again
     return tuple(Judgment(m, verdicts[i], replies[i], attempts[i], errors[i]) for i, m in enumerate(matchups))
 

@@ -236,7 +236,8 @@ BACKEND_OPTIONS: dict[tuple[str, str], dict[str, OptionParser]] = {
 STRUCTURED_MODES = ("auto", "on", "off")
 
 
-def _structured(text: str) -> str:
+def parse_structured_mode(text: str) -> str:
+    """A ``structured`` option value: ``auto``, ``on`` or ``off`` (``true``/``false`` and the like too)."""
     low = text.strip().lower()
     low = {"true": "on", "yes": "on", "1": "on", "false": "off", "no": "off", "0": "off"}.get(low, low)
     if low not in STRUCTURED_MODES:
@@ -247,7 +248,7 @@ def _structured(text: str) -> str:
 
 # options every LLM judge takes (the rest of the query string belongs to the model spec)
 LLM_OPTIONS: dict[str, OptionParser] = {"reask": _int(0), "max_claims": _int(1), "logprobs": _bool,
-                                        "structured": _structured}
+                                        "structured": parse_structured_mode}
 
 # ---------------------------------------------------------------- specs
 

@@ -9,16 +9,27 @@ properties, ``enum`` for verdicts and 1-5 ratings, no numeric bounds (ranges are
 
 :func:`check` validates a parsed reply against a schema the way the judges read it: extra keys are
 ignored (a server that adds fields has still answered), a missing key or a wrong type is a problem
-(a rating ``"4"`` is a string, ``true`` is not an integer). Nothing here imports a model library.
+(a rating ``"4"`` is a string, ``true`` is not an integer). :func:`structured_object` finds a
+stage's JSON in a reply (whole, fenced or inside prose). :class:`FormatSwitch` sends a judge's
+prompts with or without the schema and falls back to plain prompts when the server refuses it;
+the pointwise LLM judges and the arena's pairwise judge share it. :func:`resolve_mode` turns a
+judge's ``structured`` option into the mode its model can take. Nothing here imports a model library.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..models.base import ResponseFormat
+from ..errors import ConfigError, FormatRejected, NotCached, caused_by
+from ..models.base import ResponseFormat, sets_own_response_format, supports_structured_output
+from .base import JudgeHealth
+from .spec import STRUCTURED_MODES
+
+SNIPPET_CHARS = 120
 
 _RATING = {"type": "integer", "enum": [1, 2, 3, 4, 5]}
 _YES_NO = {"type": "string", "enum": ["Yes", "No"]}
@@ -39,6 +50,9 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "yes_no": _object(verdict=_YES_NO),
     "translation_quality": _object(semantic_equivalence={"type": "number"}, grammatical_accuracy={"type": "number"},
                                    naturalness_fluency={"type": "number"}),
+    # the arena's pairwise judge (MIRAGE-Bench Figure 13): the prompt asks for an explanation, then a
+    # verdict "[[A]]", "[[B]]" or "[[C]]" (a tie); the JSON keeps the prompt's letters
+    "pairwise": _object(explanation={"type": "string"}, verdict={"type": "string", "enum": ["A", "B", "C"]}),
 }
 
 # appended to the prompt when the request carries the schema: local models follow the schema better
@@ -54,6 +68,8 @@ NOTES: dict[str, str] = {
     "yes_no": '\n\nReply with a JSON object only: {"verdict": "Yes"} or {"verdict": "No"}',
     "translation_quality": '\n\nReply with a JSON object only, scores from 0.0 to 5.0: {"semantic_equivalence": '
                            'x, "grammatical_accuracy": y, "naturalness_fluency": z}',
+    "pairwise": '\n\nReply with a JSON object only: {"explanation": "...", "verdict": "A"} with the verdict "A" if '
+                'assistant A is better, "B" if assistant B is better, "C" for a tie.',
 }
 
 REMINDER = "\n\nYour previous reply could not be read. Reply with the JSON object only, exactly in the shape asked."
@@ -129,3 +145,129 @@ def check(value: Any, schema: Mapping[str, Any], path: str = "") -> str | None:
 def keys(stage: str) -> tuple[str, ...]:
     """The top-level keys of a stage's reply."""
     return tuple(SCHEMAS[stage]["required"])
+
+
+# ---------------------------------------------------------------- finding a stage's JSON in a reply
+
+
+def snippet(text: str) -> str:
+    """``text`` on one line, cut at :data:`SNIPPET_CHARS` (for reasons and health notes)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= SNIPPET_CHARS else flat[:SNIPPET_CHARS] + "..."
+
+
+_FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+
+
+def json_candidates(reply: str) -> list[Any]:
+    """JSON values found in ``reply``: the whole reply, fenced blocks, then the outermost
+    ``[...]``/``{...}`` spans."""
+    texts = [reply.strip(), *(m.group(1).strip() for m in _FENCE_RE.finditer(reply))]
+    for open_, close in (("[", "]"), ("{", "}")):
+        start, end = reply.find(open_), reply.rfind(close)
+        if 0 <= start < end:
+            texts.append(reply[start:end + 1])
+    out = []
+    for t in texts:
+        try:
+            out.append(json.loads(t))
+        except ValueError:
+            continue
+    return out
+
+
+def structured_object(stage: str, reply: str) -> dict[str, Any] | None:
+    """The JSON object in ``reply`` (whole, fenced or inside prose) that answers ``stage``'s schema,
+    i.e. has one of its keys; None when the reply holds none (plain text, other JSON)."""
+    names = keys(stage)
+    for value in json_candidates(reply):
+        if isinstance(value, dict) and any(k in value for k in names):
+            return value
+    return None
+
+
+# ---------------------------------------------------------------- the mode a judge model can take
+
+
+def resolve_mode(option: str, adapter: object, *, kind: str, where: str) -> tuple[str, str | None]:
+    """``(mode, why plain)`` of a judge: its ``structured`` option (``auto``/``on``/``off``) against
+    what its model's ``adapter`` (of model kind ``kind``) can do; ``where`` names the judge in errors.
+
+    ``on`` with an adapter that cannot send a JSON schema is a :class:`ConfigError` naming the judge,
+    the model kind and the fix. So is a judge model whose own options already set ``response_format``
+    (``extra={"response_format": ...}`` on ``openai:``) while the judge would send its schema (``auto``
+    or ``on``): the two would replace each other, so the user drops one."""
+    if option not in STRUCTURED_MODES:
+        raise ConfigError(f"{where}: structured={option!r}; expected one of {', '.join(STRUCTURED_MODES)}")
+    if option == "off":
+        return "off", "structured=off"
+    if supports_structured_output(adapter):
+        if sets_own_response_format(adapter):
+            raise ConfigError(
+                f"{where}: the judge model's extra= sets response_format, and the judge sends its own JSON schema "
+                f"there (structured={option}{', the default' if option == 'auto' else ''}); one would replace the "
+                "other: drop response_format from extra= (the judge's schema already asks for JSON), or give the "
+                "judge structured=off to send yours with plain prompts")
+        return option, None
+    if option == "on":
+        raise ConfigError(f"{where}: structured=on needs a judge model that can constrain its output to a JSON "
+                          f"schema (openai: — OpenAI, or a vLLM / llama.cpp / Ollama server — or vllm:); "
+                          f"{kind}: models cannot: use structured=auto (plain prompts for this model) or "
+                          "structured=off, or an openai:/vllm: judge model")
+    return "off", f"{kind}: models cannot constrain output to a JSON schema"
+
+
+# ---------------------------------------------------------------- sending with or without the schema
+
+
+# send(prompts, response_format) -> one reply (a str, a Reply, ...) or exception per prompt
+Send = Callable[[list[str], ResponseFormat | None], list[Any]]
+
+
+class FormatSwitch:
+    """How a judge sends its prompts: with the stage's JSON schema (and its note in the prompt)
+    while it is structured, else plain; and the switch to plain prompts for the rest of the run
+    when, with ``structured=auto``, the server refuses the schema (or a replay-only cache holds no
+    structured reply at all). Keeps ``health.output``, ``output_note`` and ``format_fallbacks``.
+
+    ``plain_reason``: why the judge is plain from the start (``structured=off``, a model kind that
+    cannot send a schema), for the health block."""
+
+    def __init__(self, structured: str, health: JudgeHealth, plain_reason: str | None = None) -> None:
+        if structured not in STRUCTURED_MODES:
+            raise ConfigError(f"structured={structured!r}; expected one of {', '.join(STRUCTURED_MODES)}")
+        self.structured = structured
+        self.health = health
+        self.formatted = structured != "off"
+        health.output = "json_schema" if self.formatted else "text"
+        health.output_note = "" if self.formatted else (plain_reason or "structured=off")
+
+    def call(self, send: Send, prompts: Sequence[str], stage: str, reasks: Sequence[bool],
+             plain_reminder: str) -> tuple[list[Any], list[bool]]:
+        """One batch of ``stage`` through ``send(prompts, response_format)``. ``reasks[i]``: prompt
+        ``i`` is asked again after an unreadable reply (it gets :data:`REMINDER`, or
+        ``plain_reminder`` when sent plain). Returns the replies and, per reply, whether its request
+        carried the schema; with ``auto``, prompts whose structured request failed because the
+        server refused the schema are sent again plain, and the judge stays plain."""
+        if not self.formatted:
+            return send([p + (plain_reminder if r else "") for p, r in zip(prompts, reasks, strict=True)],
+                        None), [False] * len(prompts)
+        out = send([p + NOTES[stage] + (REMINDER if r else "") for p, r in zip(prompts, reasks, strict=True)],
+                   response_format(stage))
+        flags = [True] * len(prompts)
+        failed = [i for i, r in enumerate(out) if isinstance(r, Exception)]
+        rejected = next((r for r in out if isinstance(r, Exception) and caused_by(r, FormatRejected)), None)
+        unrecorded = bool(out) and len(failed) == len(out) and all(caused_by(r, NotCached) for r in out
+                                                                   if isinstance(r, Exception))
+        if self.structured != "auto" or not failed or (rejected is None and not unrecorded):
+            return out, flags
+        self.formatted = False
+        self.health.output = "text"
+        self.health.output_note = (f"the server refused response_format ({snippet(str(rejected))}); plain prompts "
+                                   "from then on" if rejected is not None else
+                                   "replay-only: the cache holds no structured reply; plain prompts")
+        self.health.format_fallbacks += len(failed)
+        again = send([prompts[i] + (plain_reminder if reasks[i] else "") for i in failed], None)
+        for i, r in zip(failed, again, strict=True):
+            out[i], flags[i] = r, False
+        return out, flags

@@ -53,6 +53,13 @@ def supports_structured_output(adapter: object) -> bool:
     return getattr(adapter, "structured_output", False) is True
 
 
+def sets_own_response_format(adapter: object) -> bool:
+    """Whether ``adapter``'s own options already put a ``response_format`` in every request (an
+    attribute ``own_response_format = True``, e.g. ``openai:`` with ``extra={"response_format": ...}``),
+    which a judge's schema would replace."""
+    return getattr(adapter, "own_response_format", False) is True
+
+
 @runtime_checkable
 class EngineRequest(Protocol):
     """What the engine and the adapters need of a request.

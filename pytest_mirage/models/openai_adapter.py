@@ -25,7 +25,10 @@ Structured output: a request that carries a
 :class:`~pytest_mirage.models.base.ResponseFormat` (LLM judges with ``structured=auto|on``) is sent
 with ``response_format={"type": "json_schema", "json_schema": {"name", "schema", "strict": true}}``;
 a server that refuses the field (HTTP 400/422 naming ``response_format`` or ``json_schema``) raises
-:class:`~pytest_mirage.errors.FormatRejected`.
+:class:`~pytest_mirage.errors.FormatRejected`. A ``response_format`` in ``extra`` is sent as given
+with every other request; a request with its own format replaces it. A judge never gets there: a
+judge model whose ``extra`` sets ``response_format`` while the judge sends its schema
+(``structured=auto|on``) is refused when the run is configured (``own_response_format``).
 """
 
 from __future__ import annotations
@@ -190,6 +193,8 @@ class OpenAIAdapter:
                               "never go in the request options (they would be stored with the answers and "
                               "shown in names): put the key in an environment variable and name it with "
                               "?api_key_env=NAME")
+        # a judge's schema would replace this one on structured requests: judges refuse the pair up front
+        self.own_response_format = "response_format" in self.extra
         if "max_completion_tokens" in self.extra:
             self.max_tokens = None  # the newer field replaces it; servers refuse both
         self.truncated = opts.choice("truncated", "keep", ("keep", "error"))
@@ -362,7 +367,7 @@ class OpenAIAdapter:
             body["logprobs"] = True
             body["top_logprobs"] = self.top_logprobs
         fmt = request.response_format
-        if fmt is not None:
+        if fmt is not None:  # the request's schema replaces extra's response_format (see module doc)
             body["response_format"] = fmt.openai()
         raw = await self._request("POST", "/chat/completions", body, structured=fmt is not None)
         return self._parse(request, raw)

@@ -35,6 +35,7 @@ from .leaderboard import SCORE_METRICS, LeaderboardRow
 from .model import SCHEMA, CaseDetail, RunReport
 from .sanitize import one_line, sanitize_name
 from .stats_document import statistics_blocks
+from .stats_lines import OUTPUT_KEYS, output_mode
 
 # the judge reliability figures in the order shown; other keys follow, sorted
 JUDGE_KEYS: tuple[str, ...] = (
@@ -169,10 +170,13 @@ def _arena(report: RunReport) -> list[Block]:
                               "ref" if a.model in ref else "", row_tags(a.suite, a.lang, a.model))
                           for a in rows)))
     if report.judge:
-        keys = [k for k in JUDGE_KEYS if k in report.judge] + sorted(k for k in report.judge if k not in JUDGE_KEYS)
-        blocks += [Heading(2, "Judge reliability"),
-                   Table((Column("measure"), Column("value", True)),
-                         tuple(Row((sanitize_name(k), fmt_any(report.judge[k]))) for k in keys))]
+        keys = [k for k in JUDGE_KEYS if k in report.judge] + sorted(k for k in report.judge
+                                                                     if k not in JUDGE_KEYS and k not in OUTPUT_KEYS)
+        rows = [Row((sanitize_name(k), fmt_any(report.judge[k]))) for k in keys]
+        output = output_mode(report.judge)
+        if output:  # how the judge asked, one row as in the metric judges' health table
+            rows.append(Row(("output", one_line(output, 300))))
+        blocks += [Heading(2, "Judge reliability"), Table((Column("measure"), Column("value", True)), tuple(rows))]
     return blocks
 
 

@@ -126,6 +126,10 @@ def judge_health_lines(health: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+# how an LLM judge asked (metric judges' health, the arena judge's block): shown as one output_mode() text
+OUTPUT_KEYS = ("output", "output_note", "format_fallbacks", "unstructured_replies")
+
+
 def output_mode(h: Mapping[str, Any]) -> str:
     """How an LLM judge asked (``JSON schema``, or ``plain text (why)``) with its fallbacks; "" for
     local judges."""

@@ -22,6 +22,7 @@ from .format import HEADLINE_METRICS, NULL, SHORT_NAMES, fmt
 from .leaderboard import LeaderboardRow
 from .model import RunReport
 from .sanitize import sanitize_name, terminal_safe
+from .stats_lines import OUTPUT_KEYS, output_mode
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -172,8 +173,12 @@ def gate_lines(gates: Iterable[GateResult]) -> list[str]:
 
 
 def judge_line(judge: Mapping[str, object]) -> str:
-    return terminal_safe("mirage judge: " + ", ".join(f"{k} {fmt(v)}" if isinstance(v, float) else f"{k} {v}"
-                                                      for k, v in judge.items()))
+    """The arena judge's reliability figures, then how it asked (``output: JSON schema``, or plain
+    text and why), as the metric judges' health lines say it."""
+    figures = ", ".join(f"{k} {fmt(v)}" if isinstance(v, float) else f"{k} {v}"
+                        for k, v in judge.items() if k not in OUTPUT_KEYS)
+    output = output_mode(judge)
+    return terminal_safe("mirage judge: " + figures + (f"; output: {output}" if output else ""))
 
 
 def problem_lines(report: RunReport, extra_fatal: Sequence[str] = ()) -> list[tuple[str, bool]]:

@@ -13,6 +13,8 @@ from typing import Any
 
 from ..arena.bt import Battle, bradley_terry
 from ..arena.surrogate import (
+    RELIABILITY_COUNTS,
+    RELIABILITY_RATES,
     Surrogate,
     health_decision,
     load_surrogate,
@@ -22,7 +24,7 @@ from ..arena.surrogate import (
 )
 from ..engine import run_requests
 from ..errors import ConfigError, MirageError
-from ..models.base import Answer, PromptRequest
+from ..models.base import Answer, PromptRequest, ResponseFormat
 from ..models.registry import ModelSpec
 from ..results import CaseResult
 from ..retrieval import corpus_map
@@ -64,12 +66,19 @@ class ArenaOutcome:
     unhealthy: dict[tuple[str, str], str] = field(default_factory=dict)  # (suite, lang) -> why a surrogate is unhealthy
 
 
-def judge_and_fit(complete: Callable[[list[str]], list[str | Exception]],
+def judge_and_fit(complete: Callable[..., list[str | Exception]],
                   cases: Mapping[tuple[str, str], Case], answers: Mapping[tuple[str, str, str], str],
                   models: Sequence[str], *, per_group: int, seed: int, order: str, tournaments: int,
                   contexts: Mapping[tuple[str, str], Sequence[Passage]] | None = None,
-                  out: ArenaOutcome) -> dict[tuple[str, str], list[Battle]]:
-    """Judge every pair of ``models`` on sampled cases and fit BT; returns the battles per group."""
+                  out: ArenaOutcome, structured: str = "off",
+                  plain_reason: str | None = None) -> dict[tuple[str, str], list[Battle]]:
+    """Judge every pair of ``models`` on sampled cases and fit BT; returns the battles per group.
+
+    ``complete(prompts, response_format=None)``; ``structured``: the judge's resolved mode (``off``
+    sends plain prompts, ``plain_reason`` says why). The judge block of the outcome holds the
+    reliability figures and how the judge asked (``output``, ``output_note``, ``format_fallbacks``,
+    ``unstructured_replies``, as in the metric judges' health)."""
+    from ..judges.base import JudgeHealth
     from ..judges.pairwise import (
         build_plan,
         group_battles,
@@ -79,21 +88,28 @@ def judge_and_fit(complete: Callable[[list[str]], list[str | Exception]],
     )
 
     class _Judge:
-        def complete(self, prompts: list[str]) -> list[str | Exception]:
-            return complete(prompts)
+        def complete(self, prompts: list[str], response_format: ResponseFormat | None = None) -> list[str | Exception]:
+            if response_format is None:
+                return complete(prompts)
+            return complete(prompts, response_format=response_format)
 
     # only cases every arena model answered (errors are not battles)
     usable = [c for key, c in cases.items() if all((key[0], key[1], m) in answers for m in models)]
     plan = build_plan(usable, models, per_group=per_group, seed=seed, order=order)  # type: ignore[arg-type]
     prompts = matchup_prompts(plan, cases, answers, passages=contexts)
-    judgments = judge_matchups(_Judge(), plan, prompts)
-    out.judge = judge_reliability(judgments).to_json()
+    health = JudgeHealth()
+    judgments = judge_matchups(_Judge(), plan, prompts, structured=structured, health=health,
+                               plain_reason=plain_reason)
+    out.judge = {**judge_reliability(judgments).to_json(), "output": health.output, "output_note": health.output_note,
+                 "format_fallbacks": health.format_fallbacks, "unstructured_replies": health.unstructured_replies}
     groups = group_battles(judgments)
     if not any(groups.values()):
         rel = out.judge
+        form = ('are the JSON {"verdict": "A"} (or "B", "C") asked for, or end with [[A]], [[B]] or [[C]]'
+                if health.output == "json_schema" else "end with [[A]], [[B]] or [[C]]")
         out.problems.append(f"arena: no usable verdicts from the judge ({rel.get('parse_failures', 0)} unparseable, "
                             f"{rel.get('errors', 0)} errors of {rel.get('judgments', 0)} judgments); check the "
-                            "judge model and that its replies end with [[A]], [[B]] or [[C]]")
+                            f"judge model and that its replies {form}")
     for (suite, lang), battles in sorted(groups.items()):
         if not battles:
             out.problems.append(f"arena {suite} [{lang}]: no usable verdicts")
@@ -172,8 +188,9 @@ def _usable_features(f: Mapping[str, Mapping[str, float]], models: Sequence[str]
 
 
 def _reliability(judge: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The judge's reliability figures as stored with a surrogate (its numbers only)."""
-    figures = {k: v for k, v in judge.items() if k != "source"}
+    """The judge's reliability figures as stored with a surrogate (its numbers only: not the source
+    of imported judgments nor the judge's output mode)."""
+    figures = {k: v for k, v in judge.items() if k in RELIABILITY_COUNTS or k in RELIABILITY_RATES}
     return figures or None
 
 
@@ -237,24 +254,27 @@ def prompt_id(prompt: str) -> str:
     return hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16]
 
 
-def judge_answers(ctx: RunContext, spec: ModelSpec, label: str = "judge") -> Callable[[list[str]], list[Answer | Exception]]:
-    """A callable that sends judge prompts through the engine (cached, retried) and returns the
-    judge model's answers (or the errors), one per prompt."""
+def judge_answers(ctx: RunContext, spec: ModelSpec, label: str = "judge") -> Callable[..., list[Answer | Exception]]:
+    """A callable ``answers(prompts, response_format=None)`` that sends judge prompts through the
+    engine (cached per prompt and response format, retried) and returns the judge model's answers
+    (or the errors), one per prompt."""
     adapter = ctx.adapter(spec)
 
-    def answers(prompts: list[str]) -> list[Answer | Exception]:
-        reqs = [PromptRequest(id=prompt_id(p), prompt=p, label=label) for p in prompts]
+    def answers(prompts: list[str], response_format: ResponseFormat | None = None) -> list[Answer | Exception]:
+        reqs = [PromptRequest(id=prompt_id(p), prompt=p, label=label, response_format=response_format)
+                for p in prompts]
         return run_requests(adapter, reqs, ctx.engine)
 
     return answers
 
 
-def judge_complete(ctx: RunContext, spec: ModelSpec, label: str = "judge") -> Callable[[list[str]], list[str | Exception]]:
-    """A ``complete(prompts)`` callable returning the judge's reply texts (see :func:`judge_answers`)."""
+def judge_complete(ctx: RunContext, spec: ModelSpec, label: str = "judge") -> Callable[..., list[str | Exception]]:
+    """A ``complete(prompts, response_format=None)`` callable returning the judge's reply texts (see
+    :func:`judge_answers`)."""
     answers = judge_answers(ctx, spec, label)
 
-    def complete(prompts: list[str]) -> list[str | Exception]:
-        return [o.output if isinstance(o, Answer) else o for o in answers(prompts)]
+    def complete(prompts: list[str], response_format: ResponseFormat | None = None) -> list[str | Exception]:
+        return [o.output if isinstance(o, Answer) else o for o in answers(prompts, response_format)]
 
     return complete
 
@@ -294,9 +314,11 @@ def run_arena(ctx: RunContext, results: Sequence[CaseResult], refs: Sequence[Cas
             answers[(suite.name, r.case_id, r.model)] = str(r.run_line.get("output", ""))
         models = sorted({m for (_s, _c, m) in answers})
         try:
+            mode, plain_reason = ctx.arena_judge_mode()
             groups = judge_and_fit(judge_complete(ctx, s.judge), cases, answers, models,
                                    per_group=s.judge_queries, seed=s.seed, order=s.judge_order,
-                                   tournaments=s.tournaments, contexts=contexts or None, out=out)
+                                   tournaments=s.tournaments, contexts=contexts or None, out=out,
+                                   structured=mode, plain_reason=plain_reason)
         except MirageError as exc:
             out.problems.append(f"arena not computed: {exc}")
             return out

@@ -83,6 +83,8 @@ class RunContext:
             self.models.check(spec)
             if spec.kind not in LAZY_KINDS:
                 self.adapter(spec)
+        if s.judge is not None and (s.judge.kind not in LAZY_KINDS or s.judge_structured == "on"):
+            self.arena_judge_mode()  # structured=on for a model that cannot: a usage error now
         names: dict[str, str] = {}
         for spec in s.models:
             name = self.model_name(spec)
@@ -109,6 +111,17 @@ class RunContext:
         if ad is None:
             ad = self._adapters[spec.raw] = self.models.create(spec)
         return ad
+
+    def arena_judge_mode(self) -> tuple[str, str | None]:
+        """``(mode, why plain)`` of the arena's pairwise judge: its ``structured`` option against what
+        the judge model's adapter can do (see :func:`~pytest_mirage.judges.structured.resolve_mode`)."""
+        from ..judges.structured import resolve_mode
+
+        s = self.settings
+        if s.judge is None:
+            raise ConfigError("no arena judge: add --mirage-judge SPEC")
+        where = f"arena judge {s.judge.safe_raw!r} ({s.source('judge')})"
+        return resolve_mode(s.judge_structured, self.adapter(s.judge), kind=s.judge.kind, where=where)
 
     def model_name(self, spec: ModelSpec) -> str:
         """Display name of a model under test: ``name=`` when given; else a replay is named by its run

@@ -43,7 +43,6 @@ from ..models.base import (
     ModelRequest,
     PromptRequest,
     ResponseFormat,
-    supports_structured_output,
 )
 from ..suites.model import Passage, Suite
 from .arena_step import prompt_id
@@ -105,20 +104,14 @@ def _with_logprobs(model: Any, spec: JudgeSpec) -> Any:
 
 def structured_mode(spec: JudgeSpec, model: Any, adapter: Any) -> tuple[str, str | None]:
     """``(mode, why plain)`` of an LLM judge: its ``structured`` option (``auto`` by default) against
-    what the judge model's adapter can do. ``on`` with an adapter that cannot send a JSON schema is a
-    :class:`ConfigError` naming the judge, the model kind and the fix."""
-    option = str(spec.options.get("structured", "auto"))
-    if option == "off":
-        return "off", "structured=off"
-    if supports_structured_output(adapter):
-        return option, None
-    if option == "on":
-        where = f"judge spec {spec.raw!r}" + (f" ({spec.source})" if spec.source else "")
-        raise ConfigError(f"{where}: structured=on needs a judge model that can constrain its output to a JSON "
-                          f"schema (openai: — OpenAI, or a vLLM / llama.cpp / Ollama server — or vllm:); "
-                          f"{model.kind}: models cannot: use structured=auto (plain prompts for this model) or "
-                          "structured=off, or an openai:/vllm: judge model")
-    return "off", f"{model.kind}: models cannot constrain output to a JSON schema"
+    what the judge model's adapter can do. ``on`` with an adapter that cannot send a JSON schema, or
+    a judge model whose ``extra=`` sets its own ``response_format`` while the judge would send its
+    schema, is a :class:`ConfigError` naming the judge and the fix (see
+    :func:`~pytest_mirage.judges.structured.resolve_mode`)."""
+    from ..judges.structured import resolve_mode
+
+    where = f"judge spec {spec.raw!r}" + (f" ({spec.source})" if spec.source else "")
+    return resolve_mode(str(spec.options.get("structured", "auto")), adapter, kind=model.kind, where=where)
 
 
 def judge_replies(ctx: RunContext, model: Any, label: str) -> Callable[..., list[str | Reply | Exception]]:

@@ -114,28 +114,34 @@ def response_schema(body: Mapping[str, Any]) -> dict[str, Any] | None:
 class ScriptedJudge:
     """A rule-based judge for pytest-mirage's judge prompts, not a model: every answer has two claims
     (``first claim``, ``second claim``), claim 1 is supported and the others are not, fluency is 4,
-    answer overlap 3, ARES verdicts Yes, translation scores 4.0 / 3.5 / 4.5. It replies in each
-    prompt's text format, or, when the request carries a ``json_schema`` response format, in JSON
-    valid for that schema (the stage is read from the schema's properties). ``garble(prompt)``
-    True: an unreadable reply instead; ``wrong_types``: JSON replies with the rating, score and
-    verdicts as the wrong JSON type (a server whose constraint is broken)."""
+    answer overlap 3, ARES verdicts Yes, translation scores 4.0 / 3.5 / 4.5; in the arena's pairwise
+    prompt the longer answer wins (equal lengths tie), or ``prefer(answer_a, answer_b)`` says
+    "A", "B" or "C". It replies in each prompt's text format, or, when the request carries a
+    ``json_schema`` response format, in JSON valid for that schema (the stage is read from the
+    schema's properties). ``garble(prompt)`` True: an unreadable reply instead; ``wrong_types``:
+    JSON replies with the rating, score and verdicts as the wrong JSON type (a server whose
+    constraint is broken)."""
 
-    def __init__(self, garble: Callable[[str], bool] | None = None, wrong_types: bool = False) -> None:
+    def __init__(self, garble: Callable[[str], bool] | None = None, wrong_types: bool = False,
+                 prefer: Callable[[str, str], str] | None = None) -> None:
         self.garble = garble or (lambda prompt: False)
         self.wrong_types = wrong_types
+        self.prefer = prefer or _longer
         self.stages: Counter[str] = Counter()  # (stage, "json"/"text") asked
 
     @staticmethod
     def stage(prompt: str, schema: Mapping[str, Any] | None) -> str:
         if schema is not None:
             props = set(schema.get("properties", {}))
+            if "A" in schema.get("properties", {}).get("verdict", {}).get("enum", ()):
+                return "pairwise"
             for key, stage in (("claims", "claims"), ("verdicts", "claim_verdicts"), ("rating", "fluency"),
                                ("score", "answer_overlap"), ("verdict", "yes_no"),
                                ("semantic_equivalence", "translation_quality")):
                 if key in props:
                     return stage
             raise ValueError(f"scripted judge: unknown schema {sorted(props)}")
-        for marker, stage in (("Break the answer down", "claims"), ("Claims:", "claim_verdicts"),
+        for marker, stage in (("[The Start of Assistant A", "pairwise"), ("Break the answer down", "claims"), ("Claims:", "claim_verdicts"),
                               ("##Rating", "fluency"), ("[[score]]", "answer_overlap"),
                               ("Semantic Equivalence", "translation_quality")):
             if marker in prompt:
@@ -151,6 +157,12 @@ class ScriptedJudge:
             return "I would rather not say."
         n = len(re.findall(r"^\d+\. ", prompt.split("Claims:")[-1], re.M)) if stage == "claim_verdicts" else 0
         verdicts = [i == 1 for i in range(1, n + 1)]
+        if stage == "pairwise":
+            letter = self.prefer(*_pairwise_answers(prompt))
+            if schema is None:  # quoting the format first, as judges do
+                return f'The verdict is one of "[[A]]", "[[B]]" or "[[C]]". Scripted comparison.\n[[{letter}]]'
+            return json.dumps({"explanation": "scripted comparison", "verdict": [letter] if self.wrong_types
+                               else letter})
         if schema is None:
             return {
                 "claims": json.dumps(["first claim", "second claim"]),
@@ -173,6 +185,19 @@ class ScriptedJudge:
                                     "naturalness_fluency": "4.5" if bad else 4.5},
         }[stage]
         return json.dumps(value)
+
+
+_PAIRWISE_ANSWER_RE = re.compile(r'Start of Assistant ([AB])’s Answer\]"\n(.*?)\n"\[The End of Assistant \1', re.S)
+
+
+def _pairwise_answers(prompt: str) -> tuple[str, str]:
+    """The two answers of a pairwise judge prompt (MIRAGE-Bench Figure 13 layout)."""
+    found = dict(_PAIRWISE_ANSWER_RE.findall(prompt))
+    return found.get("A", ""), found.get("B", "")
+
+
+def _longer(a: str, b: str) -> str:
+    return "A" if len(a) > len(b) else "B" if len(b) > len(a) else "C"
 
 
 def token_logprobs(text: str, top: int) -> list[dict[str, Any]]:

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.fake_openai import FakeOpenAIServer
+from pytest_mirage.judges import structured as st
+from tests.helpers.fake_openai import FakeOpenAIServer, ScriptedJudge
 
 N_CASES = 24
 QUALITY = {"sys-a": 0.95, "sys-b": 0.8, "sys-c": 0.65, "sys-d": 0.5, "sys-e": 0.35, "sys-f": 0.2}
@@ -67,8 +68,10 @@ def read_report(path: Path) -> dict[str, Any]:
 
 
 def judge(body: Mapping[str, Any]) -> str:
-    """Prefers the answer that cites the founding passage (#0); noisy on 10% of calls; ties otherwise."""
-    prompt = body["messages"][-1]["content"]
+    """Prefers the answer that cites the founding passage (#0); noisy on 10% of calls; ties otherwise.
+    Replies in text (a server that ignores response_format); the noise follows the prompt without
+    the structured-output note, so the verdicts are the same whether the note is there or not."""
+    prompt = body["messages"][-1]["content"].removesuffix(st.NOTES["pairwise"])
     a = re.search(r"Start of Assistant A’s Answer\]\"\n(.*?)\n\"\[The End of Assistant A", prompt, re.S).group(1)
     b = re.search(r"Start of Assistant B’s Answer\]\"\n(.*?)\n\"\[The End of Assistant B", prompt, re.S).group(1)
     good_a, good_b = "#0]" in a, "#0]" in b
@@ -189,6 +192,74 @@ def test_unwritable_surrogate_folder_is_reported_not_a_crash(pytester: pytest.Py
     assert res.ret == pytest.ExitCode.TESTS_FAILED
     res.stdout.fnmatch_lines(["*surrogate arena [[]*[]] trained but not saved to *"])
     assert json.loads(report.read_text())["arena"]
+
+
+# ------------------------------------------------------------------ structured output
+
+
+def _cites_founding(a: str, b: str) -> str:
+    """The scripted judge's pairwise rule here: the answer that cites the founding passage wins."""
+    good_a, good_b = "#0]" in a, "#0]" in b
+    return "C" if good_a == good_b else "A" if good_a else "B"
+
+
+def test_structured_arena_judge_schema_cache_fallback_and_refusals(pytester: pytest.Pytester) -> None:
+    """structured=auto (the default) with an openai: arena judge: every judge request carries the
+    pairwise JSON schema, the scripted judge replies JSON, the judge block says "JSON schema"; a
+    rerun makes no call. A server that refuses response_format (HTTP 400): the same arena from
+    plain prompts, and the fallback in the judge block. structured=on with a model kind that cannot
+    send a schema, and a judge model whose extra= sets its own response_format, are usage errors."""
+    write_suite(pytester.path)
+    models = _models(pytester.path, ["sys-a", "sys-c", "sys-f"])
+    scripted = ScriptedJudge(prefer=_cites_founding)
+
+    def run(srv: FakeOpenAIServer, where: Path) -> pytest.RunResult:
+        where.mkdir(exist_ok=True)
+        return pytester.runpytest("arena", *models, "--mirage-judge", "openai:fake-judge",
+                                  f"--mirage-openai-base-url={srv.base_url}", f"--mirage-cache={where / 'cache'}",
+                                  "--mirage-tournaments=20", f"--mirage-report={where / 'r.json'}",
+                                  f"--mirage-markdown={where / 'r.md'}")
+
+    with FakeOpenAIServer(answer=scripted) as srv:
+        res = run(srv, pytester.path)
+        assert res.ret == 0, res.stdout.str()
+        formats = [r.body.get("response_format") for r in srv.log]
+        assert formats and all(f["type"] == "json_schema" and f["json_schema"]["name"] == "mirage_pairwise"
+                               and f["json_schema"]["strict"] is True for f in formats)
+        rep = read_report(pytester.path / "r.json")
+        judge = rep["judge"]
+        assert judge["judgments"] == N_CASES * 3 * 2 and judge["parse_failures"] == 0 and judge["errors"] == 0
+        assert (judge["output"], judge["unstructured_replies"], judge["format_fallbacks"]) == ("json_schema", 0, 0)
+        assert judge["swap_consistency"] == 1.0  # A/B order swapping still measured on JSON verdicts
+        order = [r["model"] for r in sorted((r for r in rep["arena"] if r["lang"] == "all"), key=lambda r: r["rank"])]
+        assert order == ["sys-a", "sys-c", "sys-f"]
+        res.stdout.fnmatch_lines(["mirage judge: *; output: JSON schema"])
+        assert "| output | JSON schema |" in (pytester.path / "r.md").read_text()
+        calls = srv.count
+        assert run(srv, pytester.path).ret == 0
+        assert srv.count == calls  # structured verdicts come back from the cache
+
+    with FakeOpenAIServer(answer=scripted, structured="reject") as srv:
+        res = run(srv, pytester.path / "rejecting")
+        assert res.ret == 0, res.stdout.str()
+        assert srv.format_rejections >= 1
+        plain = read_report(pytester.path / "rejecting" / "r.json")
+        assert plain["arena"] == rep["arena"]  # the same verdicts from plain prompts: never errors, never ties
+        assert plain["judge"]["output"] == "text" and plain["judge"]["format_fallbacks"] > 0
+        assert plain["judge"]["output_note"].startswith("the server refused response_format (")
+        assert plain["judge"]["errors"] == 0 and plain["judge"]["decided"] == judge["decided"]
+        res.stdout.fnmatch_lines(["mirage judge: *; output: plain text (the server refused response_format (*"
+                                  "prompts re-sent without the schema"])
+
+    res = pytester.runpytest("arena", *models, "--mirage-judge", "extractive?structured=on")
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines(["*arena judge 'extractive' (--mirage-judge): structured=on needs a judge model that "
+                              "can constrain its output*extractive: models cannot: use structured=auto*"])
+    res = pytester.runpytest("arena", *models, "--mirage-judge", "openai:fake-judge?base_url=http://127.0.0.1:9/v1"
+                             '&extra={"response_format": {"type": "json_object"}}')
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines(["*arena judge 'openai:fake-judge*' (--mirage-judge): the judge model's extra= sets "
+                              "response_format*drop response_format from extra=*structured=off*"])
 
 
 # ------------------------------------------------------------------ imported pairwise judgments
