@@ -5,12 +5,15 @@ size of the MIRAGE-Bench test set) and runs, in subprocesses, serially:
 
 * ``pytest SUITE --mirage-model control:oracle`` and ``--mirage-model extractive`` (every item:
   answer, all default metrics, thresholds; the session end: leaderboard, gates),
+* the same with ``--mirage-metrics citation_recall`` (one metric that costs next to nothing): the
+  item loop itself (collection, answering, result records, reports) without the metric pass,
 * ``pytest test_bare.py`` with ``@pytest.mark.parametrize("i", range(N))`` and an empty body,
 
 at 1x, 2x and 4x of ``--cases``, and prints the CPU seconds (user + system of the child) per item
 of each. The item loop is linear when the cost per item stays flat across sizes.
 
     python benchmarks/bench_items.py [--cases 11195] [--scales 1,2,4] [--models control:oracle,extractive]
+                                     [--loop-metrics citation_recall]   # "" to skip the loop-only runs
 """
 
 from __future__ import annotations
@@ -57,9 +60,15 @@ def main() -> None:
     ap.add_argument("--cases", type=int, default=11195)
     ap.add_argument("--scales", default="1,2,4")
     ap.add_argument("--models", default="control:oracle,extractive")
+    ap.add_argument("--loop-metrics", default="citation_recall",
+                    help="metrics of the loop-only runs (the item loop without the full metric pass); '' skips them")
     args = ap.parse_args()
     scales = [int(x) for x in args.scales.split(",")]
     models = [m for m in args.models.split(",") if m]
+    runs = [(m, m, []) for m in models]
+    if args.loop_metrics:
+        runs += [(f"{m} (loop: {args.loop_metrics})", m, [f"--mirage-metrics={args.loop_metrics}"]) for m in models]
+    labels = [label for label, _, _ in runs]
     base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -72,18 +81,19 @@ def main() -> None:
             (work / "pytest.ini").write_text("[pytest]\n")
             bare_cpu, _ = cpu_of([*base, "test_bare.py", "-p", "no:mirage"], work)
             row = {"n": n, "bare": bare_cpu / n * 1000}
-            for model in models:
-                cpu, wall = cpu_of([*base, "suite", f"--mirage-model={model}", "--mirage-no-leaderboard"], work)
-                row[model] = cpu / n * 1000
-                row[f"{model} wall"] = wall
+            for label, model, extra in runs:
+                cpu, wall = cpu_of([*base, "suite", f"--mirage-model={model}", "--mirage-no-leaderboard", *extra],
+                                   work)
+                row[label] = cpu / n * 1000
+                row[f"{label} wall"] = wall
             rows.append(row)
             print(f"n={n}: bare {row['bare']:.3f} ms/item; " + "; ".join(
                 f"{m} {row[m]:.3f} ms/item ({row[m] / row['bare']:.2f}x bare, {row[f'{m} wall']:.0f} s wall)"
-                for m in models), flush=True)
-    print("\n| cases | bare module | " + " | ".join(models) + " |")
-    print("|---:|---:|" + "---:|" * len(models))
+                for m in labels), flush=True)
+    print("\n| cases | bare module | " + " | ".join(labels) + " |")
+    print("|---:|---:|" + "---:|" * len(labels))
     for r in rows:
-        cells = " | ".join(f"{r[m]:.3f} ms ({r[m] / r['bare']:.2f}x)" for m in models)
+        cells = " | ".join(f"{r[m]:.3f} ms ({r[m] / r['bare']:.2f}x)" for m in labels)
         print(f"| {r['n']:,} | {r['bare']:.3f} ms | {cells} |")
 
 
