@@ -83,6 +83,23 @@ def merge_health(*parts: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str,
     return {name: h.to_json() for name, h in sorted(out.items())}
 
 
+def judge_failures(health: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """A configured metric judge whose model failed (a server down, an HTTP error after the retries,
+    a replay-only miss, a local model that raised) fails the run: its metrics are null for those
+    items (never 0), and a gate or threshold on them would otherwise pass on what it never saw.
+    Replies that came back but did not parse are not failures of the model (null with the reason,
+    shown in the judge-health block)."""
+    out = []
+    for name, h in sorted(health.items()):
+        errors = int(h.get("errors", 0))
+        if errors:
+            nulls = sum(int(v) for v in dict(h.get("nulls", {})).values())
+            out.append(f"metric judge {name}: its model failed on {errors} input(s), {nulls} value(s) are null "
+                       f"(the reason is in the problems above): fix the judge's model or server and run again (a "
+                       f"rerun with the cache calls only what is missing), or leave the judge out of --mirage-judges")
+    return out
+
+
 LABEL_FILES = ("labels.csv", "labels.jsonl")  # human labels a suite may carry (docs/statistics.md)
 
 
@@ -234,7 +251,7 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
                                        if x))
              if (g.suite, g.lang) in arena.unhealthy and g.metric in model_level
              else g for g in gates]
-    fatal = list(arena.fatal)
+    fatal = list(arena.fatal) + judge_failures(judge_health)
     if baseline is None:
         for ref in sorted({r.suite_ref for r in res}):
             suite_gates = ctx.rules(ctx.suite(ref)).regressions

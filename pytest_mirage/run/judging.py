@@ -251,12 +251,17 @@ class Judging:
         requests = [PromptRequest(id=prompt_id(item.key), prompt=item_to_json(item), label=f"judge {spec.judge}",
                                   lang=item.lang) for item in items]
         out: list[JudgeScore] = []
+        failed: list[JudgeScore] = []
         for ans in run_requests(adapter, requests, self.ctx.engine):
-            if isinstance(ans, BaseException):
+            if isinstance(ans, BaseException):  # the model could not load or run, or a replay-only miss
                 reason = f"judge {spec.judge} ({spec.raw}): {ans}"
-                out.append(JudgeScore(dict.fromkeys(spec.metrics), dict.fromkeys(spec.metrics, reason)))
+                failed.append(JudgeScore(dict.fromkeys(spec.metrics), dict.fromkeys(spec.metrics, reason)))
+                out.append(failed[-1])
             else:
                 out.append(score_from_json(ans.output, spec.metrics))
+        if failed:  # counted like an LLM judge's failed calls (the run fails on them: run/finish.py)
+            judge.health.errors += len(failed)
+            judge.health.count_nulls(failed)
         return out
 
     def judge_answers(self, suite: Suite, answered: Sequence[tuple[str, ModelRequest, Answer]]) -> dict[str, Judged]:

@@ -186,3 +186,35 @@ def test_structured_judge_output_schema_cache_fallback_and_health(pytester: pyte
     res.stderr.fnmatch_lines(["*judge spec 'fluency_llm=extractive?structured=on' (--mirage-judges): structured=on "
                               "needs a judge model that can constrain its output*extractive: models cannot: use "
                               "structured=auto*"])
+
+
+def test_a_judge_whose_model_fails_fails_the_run(pytester: pytest.Pytester, demo_suite: Path) -> None:
+    """A configured judge that cannot reach its model leaves its metrics null (never 0) and fails the
+    run with the reason and the fix: a gate on faithfulness would otherwise pass on what it never
+    saw. Replies that do not parse are not model failures (the first test: null, the run goes on)."""
+    with FakeOpenAIServer(answer=judge_reply, default_faults=["401"] * 1000) as srv:
+        res = pytester.runpytest(*_args(srv, pytester.path))
+        assert res.ret == pytest.ExitCode.TESTS_FAILED, res.stdout.str()
+        res.stdout.fnmatch_lines(["*metric judge support_llm (*): its model failed on 18 input(s), 18 value(s) are "
+                                  "null*fix the judge's model or server*"])
+        rep = json.loads((pytester.path / "r.json").read_text())
+        assert rep["status"] == "failed"
+        assert any("metric judge" in f for f in rep["fatal"])
+        mine = [r for r in rep["results"] if r["model"] == "extractive"]
+        assert mine and all(r["metrics"]["support_llm"] is None for r in mine)
+    with FakeOpenAIServer(answer=judge_reply) as srv:  # the server fixed: the rerun passes
+        res = pytester.runpytest(*_args(srv, pytester.path))
+        assert res.ret == pytest.ExitCode.OK, res.stdout.str()
+
+
+def test_a_local_judge_that_cannot_load_fails_the_run(pytester: pytest.Pytester, demo_suite: Path,
+                                                       tmp_path: Path) -> None:
+    pytest.importorskip("transformers", reason="needs the hf extra: pip install 'pytest-mirage[hf]'")
+    missing = tmp_path / "no-such-checkpoint"
+    res = pytester.runpytest_subprocess("demo", f"--mirage-judges=support_nli=hf:{missing}?device=cpu",
+                                        f"--mirage-report={pytester.path / 'r.json'}", "--mirage-cache-mode=off")
+    assert res.ret == pytest.ExitCode.TESTS_FAILED, res.stdout.str()
+    res.stdout.fnmatch_lines(["*cannot load the NLI checkpoint*",
+                              "*metric judge support_nli (*): its model failed on * input(s)*"])
+    rep = json.loads((pytester.path / "r.json").read_text())
+    assert all(r["metrics"]["support_nli"] is None for r in rep["results"] if r["model"] == "extractive")
