@@ -26,6 +26,14 @@ class ConfigError(MirageError):
     """A command-line option, ini key or manifest setting is invalid."""
 
 
+def for_judge_model(exc: ConfigError, where: str) -> ConfigError:
+    """A model-spec error raised for a judge's model, told as the judge's (the adapters word their
+    errors for ``--mirage-model``): ``--mirage-model 'x': unknown option`` becomes
+    ``WHERE: judge model 'x': unknown option``."""
+    msg, prefix = str(exc), "--mirage-model "
+    return ConfigError(f"{where}: judge model {msg[len(prefix):]}" if msg.startswith(prefix) else f"{where}: {msg}")
+
+
 class ModelError(MirageError):
     """A model (adapter) failed to answer a case."""
 

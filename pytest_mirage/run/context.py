@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
 from ..engine import EngineSettings, EngineStats
-from ..errors import ConfigError, SuiteError
+from ..errors import ConfigError, SuiteError, for_judge_model
 from ..judges.spec import JudgeSpec, merge_specs, parse_judge_specs
 from ..metrics.base import MetricRegistry
 from ..models.base import ModelAdapter
@@ -79,10 +79,17 @@ class RunContext:
             if name not in self.metrics:
                 raise ConfigError(f"{s.source('surrogate-features')}: {unknown_metric(self.metrics, name)}")
         self.settings = replace(s, regressions=tuple(self.check_regression(g) for g in s.regressions))
-        for spec in (*s.models, *((s.judge,) if s.judge else ())):
+        for spec in s.models:
             self.models.check(spec)
             if spec.kind not in LAZY_KINDS:
                 self.adapter(spec)
+        if s.judge is not None:
+            try:
+                self.models.check(s.judge)
+                if s.judge.kind not in LAZY_KINDS:
+                    self.adapter(s.judge)
+            except ConfigError as exc:  # told as the arena judge's, not as --mirage-model's
+                raise for_judge_model(exc, f"arena judge ({s.source('judge')})") from None
         if s.judge is not None and (s.judge.kind not in LAZY_KINDS or s.judge_structured == "on"):
             self.arena_judge_mode()  # structured=on for a model that cannot: a usage error now
         names: dict[str, str] = {}
@@ -121,7 +128,11 @@ class RunContext:
         if s.judge is None:
             raise ConfigError("no arena judge: add --mirage-judge SPEC")
         where = f"arena judge {s.judge.safe_raw!r} ({s.source('judge')})"
-        return resolve_mode(s.judge_structured, self.adapter(s.judge), kind=s.judge.kind, where=where)
+        try:
+            adapter = self.adapter(s.judge)
+        except ConfigError as exc:  # told as the arena judge's, not as --mirage-model's
+            raise for_judge_model(exc, f"arena judge ({s.source('judge')})") from None
+        return resolve_mode(s.judge_structured, adapter, kind=s.judge.kind, where=where)
 
     def model_name(self, spec: ModelSpec) -> str:
         """Display name of a model under test: ``name=`` when given; else a replay is named by its run

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import run_requests
-from ..errors import ConfigError, ModelError
+from ..errors import ConfigError, ModelError, for_judge_model
 from ..judges.base import Judge, JudgeHealth, JudgeItem, JudgeScore, Reply, TokenLogprob
 from ..judges.spec import (
     METRICS as JUDGE_METRICS,
@@ -199,11 +199,14 @@ class Judging:
         if judge is None:
             complete = None
             if spec.llm:
-                model = spec.model_spec(self.ctx.settings.model_defaults)
-                if spec.options.get("logprobs"):
-                    model = _with_logprobs(model, spec)
-                self.ctx.models.check(model)
-                adapter = self.ctx.adapter(model)  # a missing key or an unknown kind fails here, once
+                try:
+                    model = spec.model_spec(self.ctx.settings.model_defaults)
+                    if spec.options.get("logprobs"):
+                        model = _with_logprobs(model, spec)
+                    self.ctx.models.check(model)
+                    adapter = self.ctx.adapter(model)  # a missing key or an unknown kind fails here, once
+                except ConfigError as exc:  # told as this judge's, not as --mirage-model's
+                    raise for_judge_model(exc, f"judge {spec.judge} ({spec.source or '--mirage-judges'})") from None
                 mode, plain_reason = structured_mode(spec, model, adapter)
                 complete = judge_replies(self.ctx, model, label=f"judge {spec.judge}")
             else:

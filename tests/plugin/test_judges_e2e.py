@@ -218,3 +218,15 @@ def test_a_local_judge_that_cannot_load_fails_the_run(pytester: pytest.Pytester,
                               "*metric judge support_nli (*): its model failed on * input(s)*"])
     rep = json.loads((pytester.path / "r.json").read_text())
     assert all(r["metrics"]["support_nli"] is None for r in rep["results"] if r["model"] == "extractive")
+
+
+@pytest.mark.parametrize(("option", "label"), [
+    ("--mirage-judges=support_llm=openai:judge?api_key=sk-secret", "judge support_llm (*): judge model"),
+    ("--mirage-judge=openai:judge?api_key=sk-secret", "arena judge (--mirage-judge): judge model"),
+])
+def test_a_bad_judge_model_spec_names_the_judge_not_mirage_model(pytester: pytest.Pytester, demo_suite: Path,
+                                                                 option: str, label: str) -> None:
+    res = pytester.runpytest("demo", option)
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines([f"*{label} 'openai:judge?api_key=**': unknown option 'api_key'*api_key_env*"])
+    assert "--mirage-model" not in res.stderr.str() and "sk-secret" not in res.stderr.str() + res.stdout.str()
