@@ -24,7 +24,14 @@ from functools import lru_cache
 
 from ..prompts import find_citations, strip_citations
 from ..suites.model import Passage
-from ..text.tokenize import content_units, has_content_unit, normalize, split_sentences
+from ..text.tokenize import (
+    UnitKinds,
+    count_content_units,
+    has_mark,
+    normalize,
+    split_sentences,
+    unit_kinds,
+)
 from .analysis import PER_TEXT_CACHES, of
 from .base import Metric, NotApplicable, Sample
 
@@ -40,8 +47,8 @@ class SentenceSupport:
 
 
 @lru_cache(maxsize=8192)
-def _units(text: str, lang: str) -> frozenset[str]:
-    return frozenset(content_units(text, lang))
+def _units(text: str, lang: str) -> UnitKinds:
+    return unit_kinds(text, lang)
 
 
 PER_TEXT_CACHES.append(_units)
@@ -55,19 +62,20 @@ def sentence_support(answer: str, passages: Sequence[Passage], lang: str) -> lis
     """Coverage of every sentence of ``answer`` (raw, with citation markers) that has content.
 
     A sentence's few units are looked up in its evidence (the normalised passages joined by newlines,
-    which no unit spans) with :func:`has_content_unit`, instead of building the unit sets of whole
+    which no unit spans) with :func:`~pytest_mirage.text.tokenize.count_content_units`, instead of building the unit sets of whole
     passages: the same coverage, at a fraction of the cost on long passages."""
     ids = [p.id for p in passages]
     by_id = {p.id: p for p in passages}
     normalized: dict[str, str] = {}
-    evidence: dict[tuple[str, ...], tuple[str, dict[str, frozenset[str]]]] = {}
+    evidence: dict[tuple[str, ...], tuple[str, bool, dict[str, frozenset[str]]]] = {}
 
-    def evidence_of(chosen: tuple[str, ...]) -> tuple[str, dict[str, frozenset[str]]]:
+    def evidence_of(chosen: tuple[str, ...]) -> tuple[str, bool, dict[str, frozenset[str]]]:
         if chosen not in evidence:
             for c in chosen:
                 if c not in normalized:
                     normalized[c] = normalize(_passage_text(by_id[c]), lang)
-            evidence[chosen] = ("\n".join(normalized[c] for c in chosen), {})
+            text = "\n".join(normalized[c] for c in chosen)
+            evidence[chosen] = (text, has_mark(text), {})
         return evidence[chosen]
 
     out: list[SentenceSupport] = []
@@ -78,8 +86,8 @@ def sentence_support(answer: str, passages: Sequence[Passage], lang: str) -> lis
             continue
         cited, invalid = find_citations(sentence, ids)
         if cited or not invalid:
-            ev, memo = evidence_of(tuple(cited) if cited else tuple(ids))
-            covered = sum(has_content_unit(u, ev, memo) for u in units)
+            ev, marks, memo = evidence_of(tuple(cited) if cited else tuple(ids))
+            covered = count_content_units(units, ev, marks, memo)
         else:
             covered = 0  # it cites only ids that name no passage: nothing supports it
         out.append(SentenceSupport(text, tuple(cited), tuple(invalid), covered / len(units)))

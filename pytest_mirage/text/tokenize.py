@@ -30,6 +30,7 @@ Scheme (see ``docs/metrics.md``):
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import dataclass
 from functools import lru_cache
 
 import regex  # type: ignore[import-untyped]
@@ -153,30 +154,176 @@ _SEPARATOR = regex.compile(rf"[^\p{{L}}\p{{N}}\p{{M}}{UNIT_CLASS}]")
 _SEPARATOR_BACK = regex.compile(rf"[^\p{{L}}\p{{N}}\p{{M}}{UNIT_CLASS}]", regex.REVERSE)
 
 
-def has_content_unit(unit: str, normalized: str, memo: dict[str, frozenset[str]] | None = None) -> bool:
-    """``unit in content_units(text, lang)`` where ``normalized == normalize(text, lang)``, without
-    computing the units of the whole text. No unit spans a separator (a character that is not a
-    letter, mark, digit or character of a unit script), so ``unit`` is a content unit of the text exactly when it is one of the
-    separator-delimited chunk around one of its occurrences; only those chunks are analysed (``memo``
-    keeps their units between calls on the same text). Coverage checks of a sentence's few units
-    against long passages use this instead of building the passages' unit sets."""
-    if not unit:
-        return False
+# One-character classes that decide, from the characters next to an occurrence of a unit, whether
+# the occurrence is one of the text's units (see _verdict).
+_MARK = regex.compile(r"\p{M}")
+_WORD_CHAR = regex.compile(rf"[[\p{{L}}\p{{N}}\p{{M}}]--[{UNIT_CLASS}]]", regex.V1)  # continues a word
+_UNIT_CHAR = regex.compile(rf"[{UNIT_CLASS}]", regex.V1)
+_WORD_START = regex.compile(rf"[[\p{{L}}\p{{N}}]--[{UNIT_CLASS}]]", regex.V1)
+_UNIT_START = regex.compile(rf"[[{UNIT_CLASS}]--\p{{M}}]", regex.V1)
+WORD, SINGLE, PAIR, OTHER = range(4)
+
+
+@dataclass(frozen=True, slots=True)
+class UnitKinds:
+    """The content units of a text by the branch of :func:`content_units` that made them: words,
+    runs of a single character unit, pairs of units starting with a base character, and pairs
+    starting with a mark (a run whose first unit is a lone mark)."""
+
+    words: frozenset[str]
+    singles: frozenset[str]
+    pairs: frozenset[str]
+    others: frozenset[str]
+
+    def __len__(self) -> int:
+        return len(self.words) + len(self.singles) + len(self.pairs) + len(self.others)
+
+
+def unit_kinds(text: str, lang: str) -> UnitKinds:
+    """:func:`content_units` of ``text`` split by kind (the kinds are disjoint: a word holds no
+    character of a unit script, a single unit one base character, a pair two characters that are
+    not marks or a mark first)."""
+    words: set[str] = set()
+    singles: set[str] = set()
+    pairs: set[str] = set()
+    others: set[str] = set()
+    for run, word in _RUN_RE.findall(normalize(text, lang)):
+        if word:
+            words.add(word)
+            continue
+        units = _UNIT_RE.findall(run)
+        if len(units) == 1:
+            (others if _MARK.match(run) else singles).add(run)
+            continue
+        # only the first unit of a run can start with a mark: the others follow a unit's marks
+        if _MARK.match(run):
+            others.add(units[0] + units[1])
+            pairs.update(map(str.__add__, units[1:], units[2:]))
+        else:
+            pairs.update(map(str.__add__, units, units[1:]))
+    return UnitKinds(frozenset(words), frozenset(singles), frozenset(pairs), frozenset(others))
+
+
+def _kind(unit: str) -> int:
+    """The kind of the content unit ``unit`` (:class:`UnitKinds`)."""
+    if _WORD_START.match(unit):
+        return WORD
+    if _UNIT_START.match(unit):
+        return SINGLE if _UNIT_RE.match(unit).end() == len(unit) else PAIR
+    return OTHER
+
+
+class _CharFlags(dict[str, int]):
+    """Character -> the classes above it belongs to (_W | _M | _U), filled from the regexes on first
+    sight: a table of character properties, the same for every text, so that the checks next to
+    an occurrence are a dictionary lookup rather than a regex call."""
+
+    def __missing__(self, c: str) -> int:
+        flags = ((_W if _WORD_CHAR.match(c) else 0) | (_M if _MARK.match(c) else 0)
+                 | (_U if _UNIT_CHAR.match(c) else 0))
+        self[c] = flags
+        return flags
+
+
+_W, _M, _U = 1, 2, 4  # word character, mark, character of a unit script
+_FLAGS = _CharFlags()
+
+
+def _verdict(kind: int, text: str, start: int, end: int) -> bool | None:
+    """Whether the occurrence ``text[start:end]`` of a content unit of ``kind`` is one of the text's
+    units, decided by the characters next to it; None when they do not decide (a mark before a word
+    or a single unit belongs to the word or unit before it or to none, depending on what precedes
+    it; a pair starting with a mark)."""
+    after = _FLAGS[text[end]] if end < len(text) else 0
+    before = _FLAGS[text[start - 1]] if start else 0
+    if kind == PAIR:
+        # its base character starts a unit, and its second base character the next unit of the
+        # same run; the second unit ends the pair unless a further mark follows
+        return not after & _M
+    if kind == WORD:
+        if after & _W:
+            return False  # the word goes on
+        if before & _W:
+            return None if before & _M else False
+        return True
+    if kind == SINGLE:
+        if after & (_U | _M):
+            return False  # a mark it would take, or a further unit of its run
+        if before & _U:
+            return False  # a run of more than one unit
+        return None if before & _M else True
+    return None
+
+
+def _chunk_units(normalized: str, start: int, end: int, memo: dict[str, frozenset[str]] | None) -> frozenset[str]:
+    """The units of the separator-delimited chunk of ``normalized`` around ``start:end``."""
+    before = _SEPARATOR_BACK.search(normalized, 0, start)
+    after = _SEPARATOR.search(normalized, end)
+    chunk = normalized[before.end() if before else 0:after.start() if after else len(normalized)]
+    units = memo.get(chunk) if memo is not None else None
+    if units is None:
+        units = frozenset(_normalized_units(chunk))
+        if memo is not None:
+            memo[chunk] = units
+    return units
+
+
+def _has(unit: str, kind: int, normalized: str, memo: dict[str, frozenset[str]] | None) -> bool:
     start = normalized.find(unit)
     while start != -1:
         end = start + len(unit)
-        before = _SEPARATOR_BACK.search(normalized, 0, start)
-        after = _SEPARATOR.search(normalized, end)
-        chunk = normalized[before.end() if before else 0:after.start() if after else len(normalized)]
-        units = memo.get(chunk) if memo is not None else None
-        if units is None:
-            units = frozenset(_normalized_units(chunk))
-            if memo is not None:
-                memo[chunk] = units
-        if unit in units:
+        verdict = _verdict(kind, normalized, start, end)
+        if verdict is None:
+            verdict = unit in _chunk_units(normalized, start, end, memo)
+        if verdict:
             return True
         start = normalized.find(unit, start + 1)
     return False
+
+
+def has_content_unit(unit: str, normalized: str, memo: dict[str, frozenset[str]] | None = None) -> bool:
+    """``unit in content_units(text, lang)`` where ``normalized == normalize(text, lang)``, without
+    computing the units of the whole text. An occurrence of ``unit`` is one of the text's units when
+    the characters next to it end the word or unit there (:func:`_verdict`). Where they do not
+    decide, the separator-delimited chunk around the occurrence is analysed: no unit spans a
+    separator (a character that is not a letter, mark, digit or character of a unit script), so
+    ``unit`` is a content unit of the text exactly when it is one of such a chunk (``memo`` keeps the
+    chunks' units between calls on the same text). Coverage checks of a sentence's few units
+    against long passages use this instead of building the passages' unit sets."""
+    if not unit or unit not in normalized:
+        return False
+    return _has(unit, _kind(unit), normalized, memo)
+
+
+def has_mark(normalized: str) -> bool:
+    """Whether ``normalized`` holds a combining mark (:func:`count_content_units` takes it)."""
+    return _MARK.search(normalized) is not None
+
+
+def count_content_units(units: UnitKinds, normalized: str, marks: bool,
+                        memo: dict[str, frozenset[str]] | None = None) -> int:
+    """How many of ``units`` are content units of the text ``normalized`` (``marks``:
+    :func:`has_mark` of it), i.e. ``sum(has_content_unit(u, normalized, memo) for u in units)``.
+    In a text without marks a pair starting with a base character is one of its units wherever it
+    occurs (nothing can extend its second unit), so pairs, the bulk of the units of Chinese,
+    Japanese and Korean sentences, are looked up with ``in`` alone."""
+    found = 0
+    if units.pairs:
+        if marks:
+            size = len(normalized)
+            for u in units.pairs:  # _has(u, PAIR, ...) inlined: the bulk of Thai and Khmer units
+                start = normalized.find(u)
+                while start != -1:
+                    end = start + len(u)
+                    if end == size or not _FLAGS[normalized[end]] & _M:
+                        found += 1
+                        break
+                    start = normalized.find(u, start + 1)
+        else:
+            found += sum(u in normalized for u in units.pairs)
+    for kind, group in ((WORD, units.words), (SINGLE, units.singles), (OTHER, units.others)):
+        found += sum(_has(u, kind, normalized, memo) for u in group if u in normalized)
+    return found
 
 
 # ---------------------------------------------------------------- sentences
