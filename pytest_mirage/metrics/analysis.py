@@ -70,6 +70,7 @@ def matches(hyp: Counter[str] | Counter[tuple[str, ...]], ref: Counter[str] | Co
 
 _SEGMENT_RE = regex.compile(rf"(?P<ns>[{UNIT_CLASS}][{UNIT_CLASS}\p{{M}}]*)|(?P<other>[^{UNIT_CLASS}]+)")
 _UNIT_RE = regex.compile(rf"[{UNIT_CLASS}]\p{{M}}*")
+_ANY_UNIT_RE = regex.compile(rf"[{UNIT_CLASS}]")
 
 
 @cache
@@ -88,11 +89,23 @@ def _add_grams(grams: Counter[str], units: Sequence[str]) -> None:
 def char3_grams(text: str, lang: str, *, hypothesis: bool = False, variant: bool = True) -> Counter[str]:
     """Character 3-grams of ``text`` as QTT-RAG counts them (see
     :func:`pytest_mirage.metrics.overlap.char3_grams` for the definition)."""
+    return _char3_of(normalize(text, lang), hypothesis=hypothesis, variant=variant)
+
+
+def _char3_of(normalized: str, *, hypothesis: bool, variant: bool) -> Counter[str]:
+    cleaned = normalized.translate(_punct_table())
+    if not variant or not _ANY_UNIT_RE.search(cleaned):
+        # no unit script (the variant changes nothing): each word is one run of characters, a word
+        # shorter than 3 one gram; all grams counted in one Counter
+        plain: list[str] = []
+        for word in cleaned.split():
+            if len(word) < 3:
+                plain.append(word)
+            else:
+                plain += map(str.__add__, map(str.__add__, word, word[1:]), word[2:])
+        return Counter(plain)
     grams: Counter[str] = Counter()
-    for word in normalize(text, lang).translate(_punct_table()).split():
-        if not variant:
-            _add_grams(grams, word)
-            continue
+    for word in cleaned.split():
         for m in _SEGMENT_RE.finditer(word):
             if m.lastgroup == "other":
                 _add_grams(grams, m.group())
@@ -129,14 +142,19 @@ class TextAnalysis:
         return word_ngrams(self.tokens)
 
     @cached_property
+    def normalized(self) -> str:
+        """The normalised text, read by chrF and the character 3-grams (normalised once)."""
+        return normalize(self.text, self.lang)
+
+    @cached_property
     def char_ngrams(self) -> list[Counter[str]]:
-        """chrF: orders 1..6 of the normalised text without whitespace."""
-        return char_ngrams(normalize(self.text, self.lang))
+        """chrF: orders 1..6 of :attr:`normalized` without whitespace."""
+        return char_ngrams(self.normalized)
 
     @cached_property
     def char3(self) -> Counter[str]:
         """QTT-RAG character 3-grams (with the hypothesis' 1- and 2-unit grams for an answer)."""
-        return char3_grams(self.text, self.lang, hypothesis=self.hypothesis)
+        return _char3_of(self.normalized, hypothesis=self.hypothesis, variant=True)
 
 
 @lru_cache(maxsize=4096)
