@@ -212,6 +212,36 @@ def token_logprobs(text: str, top: int) -> list[dict[str, Any]]:
     return out
 
 
+class FormatJudge:
+    """A judge model called in-process that takes ``response_format=`` (as the engine-backed judge
+    callables do): ``answer(prompt, fmt) -> reply``; records every batch with its format. Callable
+    (pointwise judges' ``complete``) and with ``.complete`` (the arena's pairwise judge)."""
+
+    def __init__(self, answer: Callable[[str, Any], Any]) -> None:
+        self.answer = answer
+        self.batches: list[tuple[list[str], Any]] = []
+
+    def __call__(self, prompts: list[str], response_format: Any = None) -> list[Any]:
+        self.batches.append((list(prompts), response_format))
+        return [self.answer(p, response_format) for p in prompts]
+
+    def complete(self, prompts: list[str], response_format: Any = None) -> list[Any]:
+        return self(prompts, response_format)
+
+
+def scripted_format_judge(judge: ScriptedJudge | None = None) -> FormatJudge:
+    """The scripted judge called the way the server calls it (the format in the request body)."""
+    j = judge or ScriptedJudge()
+
+    def answer(prompt: str, fmt: Any) -> str:
+        body: dict[str, Any] = {"messages": [{"role": "user", "content": prompt}]}
+        if fmt is not None:
+            body["response_format"] = fmt.openai()
+        return j(body)
+
+    return FormatJudge(answer)
+
+
 def _last_user_content(body: Mapping[str, Any]) -> str:
     messages = body.get("messages")
     if isinstance(messages, list):

@@ -7,7 +7,6 @@ over HTTP against the local OpenAI-compatible server (honour / ignore / reject) 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,35 +31,17 @@ from pytest_mirage.options import Raw
 from pytest_mirage.report.stats_lines import OUTPUT_KEYS
 from pytest_mirage.settings import _arena_judge
 from pytest_mirage.suites.model import Case, Passage
-from tests.helpers.fake_openai import FakeOpenAIServer, ScriptedJudge
+from tests.helpers.fake_openai import (
+    FakeOpenAIServer,
+    FormatJudge,
+    ScriptedJudge,
+    scripted_format_judge,
+)
 
 Out = str | Exception
 
 
-class FormatJudge:
-    """A pairwise judge model that takes ``response_format=``: ``answer(prompt, fmt)``; records
-    every batch with its format."""
-
-    def __init__(self, answer: Callable[[str, ResponseFormat | None], Out]) -> None:
-        self.answer = answer
-        self.batches: list[tuple[list[str], ResponseFormat | None]] = []
-
-    def complete(self, prompts: list[str], response_format: ResponseFormat | None = None) -> list[Out]:
-        self.batches.append((list(prompts), response_format))
-        return [self.answer(p, response_format) for p in prompts]
-
-
-def scripted(judge: ScriptedJudge | None = None) -> FormatJudge:
-    """The fake server's scripted judge, called the way the server calls it."""
-    j = judge or ScriptedJudge()
-
-    def answer(prompt: str, fmt: ResponseFormat | None) -> Out:
-        body: dict[str, Any] = {"messages": [{"role": "user", "content": prompt}]}
-        if fmt is not None:
-            body["response_format"] = fmt.openai()
-        return j(body)
-
-    return FormatJudge(answer)
+scripted = scripted_format_judge  # the scripted judge, called the way the server calls it
 
 
 def _case(cid: str) -> Case:

@@ -6,7 +6,7 @@ test_adapter_openai_structured.py)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -30,35 +30,12 @@ from pytest_mirage.judges.llm import (
 from pytest_mirage.judges.spec import create_judge, parse_judge_spec
 from pytest_mirage.models.base import PromptRequest, ResponseFormat
 from pytest_mirage.suites.model import Passage
-from tests.helpers.fake_openai import ScriptedJudge
+from tests.helpers.fake_openai import FormatJudge, ScriptedJudge, scripted_format_judge
 
 Out = str | Reply | Exception
 
 
-class FormatScripted:
-    """A judge model that takes ``response_format=``: ``answer(prompt, fmt) -> reply``; records
-    every batch with its format."""
-
-    def __init__(self, answer: Callable[[str, ResponseFormat | None], Out]) -> None:
-        self.answer = answer
-        self.batches: list[tuple[list[str], ResponseFormat | None]] = []
-
-    def __call__(self, prompts: list[str], response_format: ResponseFormat | None = None) -> list[Out]:
-        self.batches.append((list(prompts), response_format))
-        return [self.answer(p, response_format) for p in prompts]
-
-
-def scripted(judge: ScriptedJudge | None = None) -> FormatScripted:
-    """The fake server's scripted judge, called the way the server calls it."""
-    j = judge or ScriptedJudge()
-
-    def answer(prompt: str, fmt: ResponseFormat | None) -> Out:
-        body: dict[str, Any] = {"messages": [{"role": "user", "content": prompt}]}
-        if fmt is not None:
-            body["response_format"] = fmt.openai()
-        return j(body)
-
-    return FormatScripted(answer)
+scripted = scripted_format_judge  # the scripted judge, called the way the server calls it
 
 
 def item(key: str = "s/c/m", answer: str = "Paris is the capital [p1].", lang: str = "en",
@@ -210,7 +187,7 @@ def test_plain_mode_sends_no_format_and_no_note() -> None:
 
 
 def test_a_server_that_ignores_the_format_is_read_as_text_and_counted() -> None:
-    model = FormatScripted(lambda prompt, fmt: "##Rating: 2 ##Explanation: terse")
+    model = FormatJudge(lambda prompt, fmt: "##Rating: 2 ##Explanation: terse")
     judge = FluencyJudge(model, model="scripted", structured="auto")
     assert judge.score([item(), item("s/d/m")])[0].values["fluency_llm"] == 2.0
     assert judge.health.unstructured_replies == 2 and judge.health.parse_failures == 0
@@ -235,12 +212,12 @@ def test_wrong_types_are_reasked_with_a_json_reminder_then_null_with_the_reason(
 
 def test_a_repaired_reply_after_the_reask_counts() -> None:
     replies = iter(['{"explanation": "x", "rating": "five"}', '{"explanation": "x", "rating": 5}'])
-    judge = FluencyJudge(FormatScripted(lambda p, f: next(replies)), model="scripted", structured="on")
+    judge = FluencyJudge(FormatJudge(lambda p, f: next(replies)), model="scripted", structured="on")
     assert judge.score([item()])[0].values["fluency_llm"] == 5.0
     assert (judge.health.parse_failures, judge.health.reasks, judge.health.nulls["fluency_llm"]) == (1, 1, 0)
 
 
-def _rejecting(after: ScriptedJudge | None = None) -> FormatScripted:
+def _rejecting(after: ScriptedJudge | None = None) -> FormatJudge:
     plain = scripted(after)
 
     def answer(prompt: str, fmt: ResponseFormat | None) -> Out:
@@ -251,7 +228,7 @@ def _rejecting(after: ScriptedJudge | None = None) -> FormatScripted:
             return error
         return plain.answer(prompt, None)
 
-    return FormatScripted(answer)
+    return FormatJudge(answer)
 
 
 def test_auto_falls_back_to_plain_prompts_for_the_rest_of_the_run() -> None:
@@ -285,7 +262,7 @@ def test_replay_only_without_any_structured_reply_tries_the_plain_prompts() -> N
             return NotCached("prompt judge/x: model fake: no cached answer in c/answers.sqlite3 ...")
         return "##Rating: 3 ##Explanation: ok"
 
-    judge = FluencyJudge(FormatScripted(answer), model="scripted", structured="auto")
+    judge = FluencyJudge(FormatJudge(answer), model="scripted", structured="auto")
     assert judge.score([item()])[0].values["fluency_llm"] == 3.0
     assert judge.health.output == "text" and "replay-only" in judge.health.output_note
 
