@@ -148,17 +148,27 @@ results_key = pytest.StashKey[list["CaseResult"]]()
 
 
 def record_result(item: pytest.Item, result: CaseResult) -> None:
-    """Keep ``result`` for the item's report and show it in ``--junitxml`` as readable properties:
-    the model, every metric value, the thresholds missed and the error."""
+    """Keep ``result`` for the item's report; its readable ``--junitxml`` properties are added to the
+    item's teardown report (see :func:`junit_properties`)."""
     item.stash.setdefault(results_key, []).append(result)
-    props = item.user_properties
-    props.append(("mirage.case", f"{result.suite}/{result.case_id} ({result.lang})"))
-    props.append(("mirage.model", result.model))
-    props += [(f"mirage.metric.{k}", "null" if v is None else f"{v:.6g}") for k, v in sorted(result.metrics.items())]
-    props += [(f"mirage.check.{k}", "passed" if ok else "failed") for k, ok in sorted(result.checks.items())]
-    props += [("mirage.failure", f) for f in result.failures]
-    if result.error:
-        props.append(("mirage.error", result.error))
+
+
+def junit_properties(results: Sequence[CaseResult]) -> list[tuple[str, object]]:
+    """The model, every metric value, the thresholds missed and the error, as ``mirage.*`` properties.
+
+    They go on the teardown report only: JUnit XML reads a test case's properties from that report,
+    and pytest copies ``item.user_properties`` into all three reports of an item (setup, call,
+    teardown), which xdist then serializes three times."""
+    props: list[tuple[str, object]] = []
+    for result in results:
+        props.append(("mirage.case", f"{result.suite}/{result.case_id} ({result.lang})"))
+        props.append(("mirage.model", result.model))
+        props += [(f"mirage.metric.{k}", "null" if v is None else f"{v:.6g}") for k, v in sorted(result.metrics.items())]
+        props += [(f"mirage.check.{k}", "passed" if ok else "failed") for k, ok in sorted(result.checks.items())]
+        props += [("mirage.failure", f) for f in result.failures]
+        if result.error:
+            props.append(("mirage.error", result.error))
+    return props
 
 
 class MirageFailure(Exception):
@@ -506,6 +516,8 @@ class MirageController:
         results = item.stash.get(results_key, None)
         if results and (call.when == "call" or (call.when == "setup" and rep.failed)):
             setattr(rep, RESULT_ATTR, [r.to_json() for r in results])
+        if results and call.when == "teardown":
+            rep.user_properties.extend(junit_properties(results))
         return rep
 
     def add_report(self, report: pytest.TestReport) -> None:

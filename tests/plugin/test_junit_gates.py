@@ -3,6 +3,7 @@ result of its own, in the XML and in pytest's summary line, consistently with th
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -52,3 +53,22 @@ def test_all_cases_pass_but_a_gate_fails_the_summary_line_says_so(pytester: pyte
     assert res.ret == pytest.ExitCode.TESTS_FAILED
     res.assert_outcomes(passed=6, failed=3)
     res.stdout.fnmatch_lines(["*3 failed, 6 passed*"])
+
+
+def test_mirage_properties_travel_on_the_teardown_report_only(pytester: pytest.Pytester, demo_suite: Path) -> None:
+    # JUnit XML reads properties from the teardown report; setup and call reports stay small (xdist
+    # serializes every report of every item)
+    pytester.makeconftest("""
+        import json
+        def pytest_runtest_logreport(report):
+            n = sum(1 for k, _ in report.user_properties if k.startswith("mirage."))
+            with open("props.jsonl", "a") as fh:
+                fh.write(json.dumps([report.nodeid, report.when, n]) + "\\n")
+    """)
+    res = pytester.runpytest_subprocess("demo", "-p", "no:cacheprovider", "-n", "2")
+    assert res.ret == pytest.ExitCode.OK
+    rows = [json.loads(x) for x in (pytester.path / "props.jsonl").read_text().splitlines()]
+    items = {nodeid for nodeid, _, _ in rows}
+    assert len(items) == 6
+    assert all(n == 0 for _, when, n in rows if when != "teardown")
+    assert all(n > 10 for _, when, n in rows if when == "teardown")
