@@ -1,0 +1,115 @@
+"""The fast paths of ``pytest_mirage.text.langid`` equal the straightforward definitions they replace
+(kept here as the reference)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+
+import regex  # type: ignore[import-untyped]
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_mirage.text import langid
+
+# characters that exercise every branch: several scripts, marks, digits, capitals, citation markers,
+# format labels, URL and e-mail pieces, parentheses, and characters that NFKC or lower() expand
+_ALPHABET = (
+    "abcXYZ Ééİßǅĳẞſ 0123456789 ²½Ⅻ ,.;:!?()[]#@/_-'’ \n\t"
+    "កខគឃងាិីុូេៃ់៉្ "  # Khmer letters and marks
+    "한국어입니다 ㄱㅏ "  # Hangul syllables and jamo
+    "ภาษาไทย่้ "  # Thai
+    "తెలుగు "  # Telugu
+    "日本語のカタカナ中文 "  # Han and kana
+    "ﷺ㎒ｱＡ "  # NFKC expands these
+    "Ⓐ"  # uppercase but not a letter
+)
+_PIECES = ("https://x.org/a", "www.example.com", "a@b.co", "### Reason:", "## answer", "[1]", "[2, 3]",
+           "SIM", "eSIM", "4G", "USSD", "Albert Einstein", "(Seoul)", "the cat sat on the mat")
+texts = st.lists(st.one_of(st.text(alphabet=_ALPHABET, max_size=30), st.sampled_from(_PIECES)),
+                 max_size=12).map(" ".join)
+
+
+def _script_counts_reference(text: str) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for ch in text:
+        s = langid.script_of(ch)
+        if s is not None:
+            counts[s] += 1
+    return counts
+
+
+_CLEAN_RES = (
+    re.compile(r"\s*\[[^\[\]\n]{1,400}\]"),
+    re.compile(r"#{1,3}\s*(?:reason|answer)\s*:?\s*", re.I),
+    re.compile(r"https?://\S+|www\.\S+|\S+@\S+\.\w+"),
+)
+
+
+def _clean_text_reference(text: str) -> str:
+    text = unicodedata.normalize("NFKC", langid.sample_text(text))
+    for pat in _CLEAN_RES:
+        text = pat.sub("", text)
+    text = " ".join(text.split())
+    if len(text) > langid.SAMPLE_CHARS:
+        text = " ".join(langid.sample_text(text).split())
+    letters = [ch for ch in text if ch.isalpha()]
+    if letters and sum(ch.isupper() for ch in letters) > 0.8 * len(letters):
+        text = text.lower()
+    return text
+
+
+def _plausibility_grams_reference(text: str, lang: str) -> list[str]:
+    scripts = langid.LANG_SCRIPTS.get(lang, frozenset())
+    runs = regex.findall(r"[\p{L}\p{M}]+", text)
+    grams: list[str] = []
+    for run in runs:
+        chars = [c for c in run if langid.script_of(c) in scripts or (unicodedata.category(c)[0] == "M")]
+        if lang == "ko":
+            grams.extend(c for c in chars if langid.script_of(c) == "HANGUL")
+        else:
+            grams.extend(map(str.__add__, chars, chars[1:]))
+    return grams
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts)
+def test_script_counts_equal_the_per_character_loop_in_the_same_order(text: str) -> None:
+    fast, ref = langid.script_counts(text), _script_counts_reference(text)
+    assert list(fast.items()) == list(ref.items())  # same counts, same order (float sums downstream)
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts)
+def test_clean_text_and_analyse_equal_the_straightforward_form(text: str) -> None:
+    ref = _clean_text_reference(text)
+    assert langid.clean_text(text) == ref
+    clean, counts = langid._clean(text)
+    assert clean == ref
+    assert list(counts.items()) == list(Counter(ref).items())
+    assert list(langid._script_counts_of(counts).items()) == list(_script_counts_reference(ref).items())
+
+
+def test_clean_text_removes_markers_labels_and_urls_as_before() -> None:
+    for text in ("Paris [1] is ### Reason: big https://x.org/a www.y.com a@b.co", "SIM [2] USSD", "[]", "#",
+                 "ＡＢＣ ｄｅｆ [３]"):
+        assert langid.clean_text(text) == _clean_text_reference(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts, st.sampled_from(("km", "ko", "th", "te", "ja", "en", "xx")))
+def test_plausibility_grams_equal_the_per_character_filter(text: str, lang: str) -> None:
+    assert langid.plausibility_grams(text, lang) == _plausibility_grams_reference(text, lang)
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts)
+def test_latin_runs_computed_once_give_the_same_running_text(text: str) -> None:
+    runs = langid._latin_runs(text)
+    spans = langid._neutral_spans(text, runs)
+    assert spans == langid._neutral_spans(text)
+    assert langid._without_spans(text, spans) == langid.without_latin_terms(text)
+    assert langid._latin_running_text(text, runs, spans) == langid._latin_running_text(text)
+    if "LATIN" not in langid.script_counts(text):  # assess skips the Latin analysis then
+        assert spans == [] and langid.without_latin_terms(text) == text
