@@ -316,7 +316,9 @@ def _fasttext_dist(text: str) -> dict[str, float]:
         text = text.replace("\n", " ")
     labels, scores = _fasttext_model().predict(LangDetector._normalize_text(text, True), k=-1, threshold=1e-5)
     codes = _FASTTEXT_CODES
-    return {codes[label]: min(float(score), 1.0) for label, score in zip(labels, scores, strict=True)}
+    # ``1.0 if p > 1.0 else p`` is min(p, 1.0) (min keeps its first argument unless the second is smaller)
+    return {codes[label]: 1.0 if p > 1.0 else p
+            for label, p in zip(labels, map(float, scores), strict=True)}
 
 
 class _FastTextCodes(dict[str, str]):
@@ -515,10 +517,17 @@ def without_names(text: str) -> str:
     out, last = [], 0
     for m in _NAME_TOKEN_RE.finditer(text):
         tok = m.group()
-        letters = [c for c in tok if c.isalpha()]
-        drop = (any(c.isdigit() for c in tok)
-                or (len(letters) >= 2 and (tok.isupper() or any(c.isupper() for c in letters[1:])))
-                or (letters[:1] != [] and letters[0].isupper() and not _SENTENCE_START_RE.search(text[:m.start()])))
+        if tok.islower():
+            # the common case, a lowercase word: str.islower() is false when any character is upper-
+            # or titlecase, so neither capital test below holds; only a digit drops it (and no
+            # character is both a letter and a digit: an all-letter token has none)
+            drop = not tok.isalpha() and any(c.isdigit() for c in tok)
+        else:
+            letters = [c for c in tok if c.isalpha()]
+            drop = (any(c.isdigit() for c in tok)
+                    or (len(letters) >= 2 and (tok.isupper() or any(c.isupper() for c in letters[1:])))
+                    or (letters[:1] != [] and letters[0].isupper()
+                        and not _SENTENCE_START_RE.search(text[:m.start()])))
         if drop:
             out.append(text[last:m.start()])
             last = m.end()

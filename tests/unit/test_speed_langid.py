@@ -113,3 +113,33 @@ def test_latin_runs_computed_once_give_the_same_running_text(text: str) -> None:
     assert langid._latin_running_text(text, runs, spans) == langid._latin_running_text(text)
     if "LATIN" not in langid.script_counts(text):  # assess skips the Latin analysis then
         assert spans == [] and langid.without_latin_terms(text) == text
+
+
+def _without_names_reference(text: str) -> str:
+    out, last = [], 0
+    for m in langid._NAME_TOKEN_RE.finditer(text):
+        tok = m.group()
+        letters = [c for c in tok if c.isalpha()]
+        drop = (any(c.isdigit() for c in tok)
+                or (len(letters) >= 2 and (tok.isupper() or any(c.isupper() for c in letters[1:])))
+                or (letters[:1] != [] and letters[0].isupper()
+                    and not langid._SENTENCE_START_RE.search(text[:m.start()])))
+        if drop:
+            out.append(text[last:m.start()])
+            last = m.end()
+    out.append(text[last:])
+    return " ".join("".join(out).split())
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts)
+def test_without_names_equals_the_token_by_token_form(text: str) -> None:
+    assert langid.without_names(text) == _without_names_reference(text)
+
+
+def test_no_character_is_both_a_letter_and_a_digit_nor_lower_and_upper() -> None:
+    # what the lowercase-word fast path of without_names relies on (checked on every code point)
+    for i in range(0x110000):
+        c = chr(i)
+        assert not (c.isalpha() and c.isdigit()), hex(i)
+        assert not (c.islower() and c.isupper()), hex(i)
