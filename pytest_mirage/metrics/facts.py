@@ -149,13 +149,16 @@ def lexicon(lang: str) -> Lexicon:
 
 # ---------------------------------------------------------------- normalisation
 
-# a decimal digit (Unicode category Nd, as str.isdecimal) other than 0-9
-_NONASCII_DIGIT = re.compile(r"(?![0-9])\d")
+# a decimal digit (Unicode category Nd, as str.isdecimal) other than 0-9: "not a non-digit and not
+# 0-9", one character class (the engine tests one set per position instead of a lookahead and a class)
+_NONASCII_DIGIT = re.compile(r"[^\D0-9]")
 
 
 def _ascii_digits(text: str) -> str:
     # str.isdecimal covers every script's digits (Arabic-Indic, Devanagari, Thai, Khmer, ...)
     # (re's \d is Unicode category Nd, the characters str.isdecimal accepts)
+    if text.isascii():  # (a constant-time flag of the string) no digit other than 0-9
+        return text
     return _NONASCII_DIGIT.sub(_ascii_digit, text)
 
 
@@ -628,30 +631,82 @@ def _clause(text: str, start: int, end: int, lang: str) -> frozenset[str]:
 
 
 def _negations(t: str, lex: Lexicon) -> list[Negation]:
-    out: list[Negation] = []
+    return [Negation(scope, _clause(text, start, end, lex.lang)) for scope, text, start, end in _negation_sites(t, lex)]
+
+
+class _PassageNegation:
+    """A negation of a passage (evidence): its scope, and its clause units computed the first time
+    they are read (:func:`_check_sentence` reads them only for a sentence without a negation of its
+    own, and only when the scope has not already decided); the same values as :class:`Negation`."""
+
+    __slots__ = ("_clause", "_end", "_lang", "_start", "_text", "scope")
+
+    def __init__(self, scope: frozenset[str], text: str, start: int, end: int, lang: str) -> None:
+        self.scope = scope
+        self._text, self._start, self._end, self._lang = text, start, end, lang
+        self._clause: frozenset[str] | None = None
+
+    @property
+    def clause(self) -> frozenset[str]:
+        if self._clause is None:
+            self._clause = _clause(self._text, self._start, self._end, self._lang)
+        return self._clause
+
+
+@dataclass(frozen=True, slots=True)
+class _NegationWords:
+    """The word tests of :func:`_negation_sites` for one lexicon, in one-call forms."""
+
+    # the negation words, and each glued to a word prefix: a word is one of them exactly when it
+    # is a negation word once a word prefix ("و") is taken off it, or as it is
+    words: frozenset[str]
+    suffixes: tuple[str, ...]  # str.endswith(tuple): any of them
+    prefixes: tuple[str, ...]
+
+
+_NEGATION_WORDS: dict[int, tuple[Lexicon, _NegationWords]] = {}
+
+
+def _negation_words(lex: Lexicon) -> _NegationWords:
+    cached = _NEGATION_WORDS.get(id(lex))
+    if cached is not None and cached[0] is lex:
+        return cached[1]
+    tests = _NegationWords(lex.negations | {p + n for p in lex.word_prefixes for n in lex.negations},
+                           lex.negation_suffixes, lex.negation_prefixes)
+    _NEGATION_WORDS[id(lex)] = (lex, tests)
+    return tests
+
+
+def _negation_sites(t: str, lex: Lexicon) -> list[tuple[frozenset[str], str, int, int]]:
+    """Each negation of ``t``: (scope units, text, start, end), its clause being
+    ``_clause(text, start, end, lang)``."""
+    out: list[tuple[frozenset[str], str, int, int]] = []
     text = t
     for phrase in lex.not_negations:
         text = text.replace(phrase, " " * len(phrase))
     if lex.negations or lex.negation_suffixes or lex.negation_prefixes:
-        words = list(_SPACED_WORD.finditer(text))
-        for i, m in enumerate(words):
-            w = m.group()
-            bare = w
-            for p in lex.word_prefixes:
-                if w.startswith(p) and w[len(p):] in lex.negations:
-                    bare = w[len(p):]
-            if bare in lex.negations or any(w.endswith(s) for s in lex.negation_suffixes) or \
-                    any(w.startswith(p) and len(w) > len(p) + 1 for p in lex.negation_prefixes):
-                around = [x.group() for x in words[max(0, i - 3):i] + words[i + 1:i + 4]]
-                out.append(Negation(_scope_units(" ".join(around), lex.lang),
-                                    _clause(text, m.start(), m.end(), lex.lang)))
+        tests = _negation_words(lex)
+        words = _SPACED_WORD.findall(text)
+        # Most texts hold no negation: a word that is one is in tests.words, or holds a suffix or a
+        # prefix as a substring of the text; when none of these holds, no word needs a look.
+        if not tests.words.isdisjoint(words) or any(s in text for s in tests.suffixes) or \
+                any(p in text for p in tests.prefixes):
+            spans: list[tuple[int, int]] | None = None
+            for i, w in enumerate(words):
+                if w in tests.words or w.endswith(tests.suffixes) or \
+                        (w.startswith(tests.prefixes) and
+                         any(w.startswith(p) and len(w) > len(p) + 1 for p in tests.prefixes)):
+                    if spans is None:  # findall and finditer give the same matches
+                        spans = [m.span() for m in _SPACED_WORD.finditer(text)]
+                    around = words[max(0, i - 3):i] + words[i + 1:i + 4]
+                    out.append((_scope_units(" ".join(around), lex.lang), text, *spans[i]))
     for marker in lex.negation_substrings:
         start = text.find(marker)
         while start >= 0:
             end = start + len(marker)
             if _boundary_ok(text, start, end) or not lex.scan:
                 window = text[max(0, start - 8):start] + " " + text[end:end + 8]
-                out.append(Negation(_scope_units(window, lex.lang), _clause(text, start, end, lex.lang)))
+                out.append((_scope_units(window, lex.lang), text, start, end))
             text = text[:start] + " " * len(marker) + text[end:]
             start = text.find(marker, end)
     return out
@@ -775,8 +830,9 @@ def _evidence_numbers(text: str, lang: str) -> tuple[frozenset[float], frozenset
 
 
 @lru_cache(maxsize=4096)
-def _evidence_negations(text: str, lang: str) -> tuple[Negation, ...]:
-    return tuple(_negations(_evidence_norm(text, lang), lexicon(lang)))
+def _evidence_negations(text: str, lang: str) -> tuple[_PassageNegation, ...]:
+    return tuple(_PassageNegation(scope, t, start, end, lang)
+                 for scope, t, start, end in _negation_sites(_evidence_norm(text, lang), lexicon(lang)))
 
 
 @lru_cache(maxsize=4096)
@@ -797,7 +853,7 @@ class Evidence:
         self._texts = tuple(texts)
         self._lang = lang
         self._numbers: tuple[frozenset[float], frozenset[int]] | None = None
-        self._negations: tuple[Negation, ...] | None = None
+        self._negations: tuple[_PassageNegation, ...] | None = None
         self._words: tuple[frozenset[str], str] | None = None
 
     @classmethod
@@ -825,7 +881,7 @@ class Evidence:
         return self._number_parts()[1]
 
     @property
-    def negations(self) -> tuple[Negation, ...]:
+    def negations(self) -> tuple[_PassageNegation, ...]:
         if self._negations is None:
             self._negations = tuple(n for t in self._texts for n in _evidence_negations(t, self._lang))
         return self._negations
@@ -928,10 +984,16 @@ def _check_sentence(f: Facts, ev: Evidence) -> list[FactCheck]:
         out.append(FactCheck("negation", " ".join(sorted(neg.scope)), ok))
     if not f.negations and f.units:
         for e in ev.negations:
-            if any(len(u) >= 2 and _overlap(u, f.units) >= math.ceil(0.5 * len(u)) for u in (e.clause, e.scope)):
+            # the scope first: it is at hand, the clause is computed when read (either one will do)
+            if _repeated(e.scope, f.units) or _repeated(e.clause, f.units):
                 out.append(FactCheck("dropped_negation", " ".join(sorted(e.scope)), False))
                 break
     return out
+
+
+def _repeated(u: frozenset[str], units: frozenset[str]) -> bool:
+    """At least half the units of ``u`` (two or more) found in ``units``."""
+    return len(u) >= 2 and _overlap(u, units) >= math.ceil(0.5 * len(u))
 
 
 # ---------------------------------------------------------------- metrics
