@@ -46,7 +46,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from itertools import pairwise
+from itertools import accumulate, pairwise
 from typing import Any
 
 import regex  # type: ignore[import-untyped]
@@ -359,44 +359,105 @@ def _tok(start: int, end: int, e: Entry, text: str) -> Tok:
     return Tok(start, end, e.kind, frozenset({e.value}), e.large, text)
 
 
+_NOSPACE_CHAR = regex.compile(f"[{NOSPACE_CLASS}]", regex.V1)
+# _WORD with a group: split gives [between, word, between, word, ..., between], the words of
+# _WORD.finditer at the odd indices (the same matches), each starting where the pieces before it end
+_WORD_SPLIT = regex.compile(r"([\p{L}\p{M}]+(?:[-'’][\p{L}\p{M}]+)*)", regex.V1)
+
+
+@dataclass(frozen=True, slots=True)
+class _WordFilter:
+    """For :func:`_word_tokens`: the words that may give a token, for one lexicon. A word that is
+    no lexicon word, holds no hyphen, starts with no word prefix (nor, where they prefix words, a
+    month name) and, in a language with compounds, starts with no number, scale or connective
+    (its first two characters, or its first one, being none of theirs) gets None from
+    :func:`_lookup`, has no hyphen pieces and no segmentation: it gives no token."""
+
+    plain: bool  # some lexicon word (or month name) has no character of a space-less script
+    starts: tuple[str, ...]  # word prefixes and month-name prefixes (str.startswith(tuple): any of them)
+    compounds: bool
+    first2: frozenset[str]  # the first two characters of the segments of at least two ...
+    first1: frozenset[str]  # ... and the one-character segments
+
+
+_WORD_FILTERS: dict[int, tuple[Lexicon, _WordFilter]] = {}
+
+
+def _word_filter(lex: Lexicon) -> _WordFilter:
+    cached = _WORD_FILTERS.get(id(lex))
+    if cached is not None and cached[0] is lex:
+        return cached[1]
+    segments = [w for w, e in lex.words.items() if e.kind in ("num", "scale", "conn")]
+    f = _WordFilter(
+        plain=any(_NOSPACE_CHAR.search(w) is None for w in (*lex.words, *(name for name, _ in lex.month_names))),
+        starts=lex.word_prefixes + (tuple(name for name, _ in lex.month_names) if lex.month_prefixes else ()),
+        compounds=lex.compounds,
+        first2=frozenset(w[:2] for w in segments if len(w) >= 2),
+        first1=frozenset(w for w in segments if len(w) == 1),
+    )
+    _WORD_FILTERS[id(lex)] = (lex, f)
+    return f
+
+
 def _word_tokens(masked: str, lex: Lexicon) -> list[Tok]:
     # runs of a script without spaces are scanned for number words, all at once (see _scan_pattern;
     # the characters around a word are neither marks nor a coeng, so the matches inside a word are
     # those of scanning the word alone)
     toks: list[Tok] = _scan(masked, 0, lex) if lex.scan else []
-    # the other words one by one (in a language with such scripts: only the words without them)
-    for m in (_PLAIN_WORD if lex.scan else _WORD).finditer(masked):
-        word, start = m.group(), m.start()
-        e = _lookup(word, lex)
-        if e is not None:
-            toks.append(_tok(start, m.end(), e, word))
-            continue
-        if "-" in word:  # greedy longest hyphenated pieces: quatre-vingt-dix = quatre-vingt + dix
-            pieces = word.split("-")
-            pos, k = start, 0
-            found: list[Tok] = []
-            while k < len(pieces):
-                for j in range(len(pieces), k, -1):
-                    piece = "-".join(pieces[k:j])
-                    pe = _lookup(piece, lex)
-                    if pe is not None:
-                        found.append(_tok(pos, pos + len(piece), pe, piece))
-                        break
-                else:
-                    j = k + 1
-                pos += len("-".join(pieces[k:j])) + 1
-                k = j
-            if found and all(f.kind in ("num", "scale", "conn") for f in found):
-                toks.extend(found)
-                continue
-        if lex.compounds and len(word) >= 2:
-            seg = _segment(word, lex)
-            if seg is not None:
-                toks.extend(Tok(start, m.end(), e.kind, frozenset({e.value}), e.large, word) for e in seg)
-                continue
-        # any other word is left out: the gap between the number words around it holds its
-        # letters, so they are never merged across it (see _merge_ok)
+    f = _word_filter(lex)
+    if lex.scan:
+        # every word without a character of a space-less script, one by one; none is a number
+        # when every lexicon word holds such a character (nor are its hyphen pieces or segments)
+        if f.plain:
+            for m in _PLAIN_WORD.finditer(masked):
+                _add_word_tokens(m.group(), m.start(), m.end(), lex, toks)
+        return toks
+    # the other words: only those that may give a token (see _WordFilter), found among all of them
+    # by C-level calls (split, then one comprehension of set and string tests)
+    parts = _WORD_SPLIT.split(masked)
+    words = parts[1::2]
+    keys, starts, compounds, first2, first1 = lex.words, f.starts, f.compounds, f.first2, f.first1
+    hits = [k for k, w in enumerate(words)
+            if w in keys or "-" in w or (starts and w.startswith(starts)) or
+            (compounds and len(w) >= 2 and (w[:2] in first2 or w[:1] in first1))]
+    if hits:
+        ends = list(accumulate(map(len, parts)))  # ends[i]: where parts[i] ends
+        for k in hits:
+            _add_word_tokens(words[k], ends[2 * k], ends[2 * k + 1], lex, toks)
     return toks
+
+
+def _add_word_tokens(word: str, start: int, end: int, lex: Lexicon, toks: list[Tok]) -> None:
+    """The tokens of one word (``masked[start:end]``), appended to ``toks``."""
+    e = _lookup(word, lex)
+    if e is not None:
+        toks.append(_tok(start, end, e, word))
+        return
+    if "-" in word:  # greedy longest hyphenated pieces: quatre-vingt-dix = quatre-vingt + dix
+        pieces = word.split("-")
+        pos, k = start, 0
+        found: list[Tok] = []
+        while k < len(pieces):
+            for j in range(len(pieces), k, -1):
+                piece = "-".join(pieces[k:j])
+                pe = _lookup(piece, lex)
+                if pe is not None:
+                    found.append(_tok(pos, pos + len(piece), pe, piece))
+                    break
+            else:
+                j = k + 1
+            pos += len("-".join(pieces[k:j])) + 1
+            k = j
+        if found and all(f.kind in ("num", "scale", "conn") for f in found):
+            toks.extend(found)
+            return
+    if lex.compounds and len(word) >= 2:
+        seg = _segment(word, lex)
+        if seg is not None:
+            toks.extend(Tok(start, end, e.kind, frozenset({e.value}), e.large, word) for e in seg)
+            return
+    # any other word is left out: the gap between the number words around it holds its
+    # letters, so they are never merged across it (see _merge_ok)
 
 
 def _digit_sequence(group: Sequence[Tok]) -> bool:
@@ -907,7 +968,11 @@ def _significant(x: float) -> int:
 
 
 def _number_supported(n: NumberFact, ev: Evidence) -> bool:
-    if any(_close(v, e) for v in n.values for e in ev.all_numbers):
+    evidence = ev.all_numbers
+    # a value the evidence holds exactly is close to it (math.isclose(v, v) holds for every v but NaN)
+    if any(v in evidence for v in n.values if v == v):
+        return True
+    if any(_close(v, e) for v in n.values for e in evidence):
         return True
     if n.approximate:
         for v in n.values:
