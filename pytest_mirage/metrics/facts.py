@@ -199,6 +199,8 @@ _SCANNABLE = regex.compile(rf"[[{NOSPACE_CLASS}]&&[\p{{L}}\p{{M}}\p{{Nl}}]]+", r
 def number_values(text: str) -> frozenset[float]:
     """The values a written number may have: ``2,460`` is 2460 (or 2.46 where the comma is the
     decimal mark), ``1.234,5`` is 1234.5, ``1 234`` is 1234, ``3,3`` is 3.3."""
+    if text.isdigit():  # no separator (the seps of the general path are the non-isdigit characters)
+        return frozenset({float(text)})
     s = text.replace("\u00a0", " ").replace("\u202f", " ")
     if " " in s:
         return frozenset({float(s.replace(" ", ""))})
@@ -867,10 +869,9 @@ def facts_of(text: str, lang: str) -> Facts:
 
 def _evidence_words(t: str) -> frozenset[str]:
     """Latin, Cyrillic and Greek words (and the parts of hyphenated ones), numbers included."""
-    found = _EVIDENCE_WORD.findall(t)
-    words = set(found)
-    for w in found:
-        if "-" in w:
+    words = set(_EVIDENCE_WORD.findall(t))
+    if "-" in t:  # (a hyphenated word is a distinct word of the set, its hyphen one of the text's)
+        for w in [w for w in words if "-" in w]:
             words.update(p for p in w.split("-") if p)
     return frozenset(words)
 
