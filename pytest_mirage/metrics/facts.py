@@ -713,6 +713,7 @@ class _PassageNegation:
     def clause(self) -> frozenset[str]:
         if self._clause is None:
             self._clause = _clause(self._text, self._start, self._end, self._lang)
+            self._text = ""  # (the passage text is no longer needed)
         return self._clause
 
 
@@ -870,7 +871,9 @@ def facts_of(text: str, lang: str) -> Facts:
 def _evidence_words(t: str) -> frozenset[str]:
     """Latin, Cyrillic and Greek words (and the parts of hyphenated ones), numbers included."""
     words = set(_EVIDENCE_WORD.findall(t))
-    if "-" in t:  # (a hyphenated word is a distinct word of the set, its hyphen one of the text's)
+    # only the distinct words need splitting (the union is the same), and none has a hyphen when
+    # the text has none
+    if "-" in t:
         for w in [w for w in words if "-" in w]:
             words.update(p for p in w.split("-") if p)
     return frozenset(words)
