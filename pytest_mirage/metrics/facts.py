@@ -46,7 +46,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from itertools import pairwise
+from itertools import accumulate, pairwise
 from typing import Any
 
 import regex  # type: ignore[import-untyped]
@@ -149,13 +149,16 @@ def lexicon(lang: str) -> Lexicon:
 
 # ---------------------------------------------------------------- normalisation
 
-# a decimal digit (Unicode category Nd, as str.isdecimal) other than 0-9
-_NONASCII_DIGIT = re.compile(r"(?![0-9])\d")
+# a decimal digit (Unicode category Nd, as str.isdecimal) other than 0-9: "not a non-digit and not
+# 0-9", one character class (the engine tests one set per position instead of a lookahead and a class)
+_NONASCII_DIGIT = re.compile(r"[^\D0-9]")
 
 
 def _ascii_digits(text: str) -> str:
     # str.isdecimal covers every script's digits (Arabic-Indic, Devanagari, Thai, Khmer, ...)
     # (re's \d is Unicode category Nd, the characters str.isdecimal accepts)
+    if text.isascii():  # (a constant-time flag of the string) no digit other than 0-9
+        return text
     return _NONASCII_DIGIT.sub(_ascii_digit, text)
 
 
@@ -196,6 +199,8 @@ _SCANNABLE = regex.compile(rf"[[{NOSPACE_CLASS}]&&[\p{{L}}\p{{M}}\p{{Nl}}]]+", r
 def number_values(text: str) -> frozenset[float]:
     """The values a written number may have: ``2,460`` is 2460 (or 2.46 where the comma is the
     decimal mark), ``1.234,5`` is 1234.5, ``1 234`` is 1234, ``3,3`` is 3.3."""
+    if text.isdigit():  # no separator (the seps of the general path are the non-isdigit characters)
+        return frozenset({float(text)})
     s = text.replace("\u00a0", " ").replace("\u202f", " ")
     if " " in s:
         return frozenset({float(s.replace(" ", ""))})
@@ -356,44 +361,105 @@ def _tok(start: int, end: int, e: Entry, text: str) -> Tok:
     return Tok(start, end, e.kind, frozenset({e.value}), e.large, text)
 
 
+_NOSPACE_CHAR = regex.compile(f"[{NOSPACE_CLASS}]", regex.V1)
+# _WORD with a group: split gives [between, word, between, word, ..., between], the words of
+# _WORD.finditer at the odd indices (the same matches), each starting where the pieces before it end
+_WORD_SPLIT = regex.compile(r"([\p{L}\p{M}]+(?:[-'’][\p{L}\p{M}]+)*)", regex.V1)
+
+
+@dataclass(frozen=True, slots=True)
+class _WordFilter:
+    """For :func:`_word_tokens`: the words that may give a token, for one lexicon. A word that is
+    no lexicon word, holds no hyphen, starts with no word prefix (nor, where they prefix words, a
+    month name) and, in a language with compounds, starts with no number, scale or connective
+    (its first two characters, or its first one, being none of theirs) gets None from
+    :func:`_lookup`, has no hyphen pieces and no segmentation: it gives no token."""
+
+    plain: bool  # some lexicon word (or month name) has no character of a space-less script
+    starts: tuple[str, ...]  # word prefixes and month-name prefixes (str.startswith(tuple): any of them)
+    compounds: bool
+    first2: frozenset[str]  # the first two characters of the segments of at least two ...
+    first1: frozenset[str]  # ... and the one-character segments
+
+
+_WORD_FILTERS: dict[int, tuple[Lexicon, _WordFilter]] = {}
+
+
+def _word_filter(lex: Lexicon) -> _WordFilter:
+    cached = _WORD_FILTERS.get(id(lex))
+    if cached is not None and cached[0] is lex:
+        return cached[1]
+    segments = [w for w, e in lex.words.items() if e.kind in ("num", "scale", "conn")]
+    f = _WordFilter(
+        plain=any(_NOSPACE_CHAR.search(w) is None for w in (*lex.words, *(name for name, _ in lex.month_names))),
+        starts=lex.word_prefixes + (tuple(name for name, _ in lex.month_names) if lex.month_prefixes else ()),
+        compounds=lex.compounds,
+        first2=frozenset(w[:2] for w in segments if len(w) >= 2),
+        first1=frozenset(w for w in segments if len(w) == 1),
+    )
+    _WORD_FILTERS[id(lex)] = (lex, f)
+    return f
+
+
 def _word_tokens(masked: str, lex: Lexicon) -> list[Tok]:
     # runs of a script without spaces are scanned for number words, all at once (see _scan_pattern;
     # the characters around a word are neither marks nor a coeng, so the matches inside a word are
     # those of scanning the word alone)
     toks: list[Tok] = _scan(masked, 0, lex) if lex.scan else []
-    # the other words one by one (in a language with such scripts: only the words without them)
-    for m in (_PLAIN_WORD if lex.scan else _WORD).finditer(masked):
-        word, start = m.group(), m.start()
-        e = _lookup(word, lex)
-        if e is not None:
-            toks.append(_tok(start, m.end(), e, word))
-            continue
-        if "-" in word:  # greedy longest hyphenated pieces: quatre-vingt-dix = quatre-vingt + dix
-            pieces = word.split("-")
-            pos, k = start, 0
-            found: list[Tok] = []
-            while k < len(pieces):
-                for j in range(len(pieces), k, -1):
-                    piece = "-".join(pieces[k:j])
-                    pe = _lookup(piece, lex)
-                    if pe is not None:
-                        found.append(_tok(pos, pos + len(piece), pe, piece))
-                        break
-                else:
-                    j = k + 1
-                pos += len("-".join(pieces[k:j])) + 1
-                k = j
-            if found and all(f.kind in ("num", "scale", "conn") for f in found):
-                toks.extend(found)
-                continue
-        if lex.compounds and len(word) >= 2:
-            seg = _segment(word, lex)
-            if seg is not None:
-                toks.extend(Tok(start, m.end(), e.kind, frozenset({e.value}), e.large, word) for e in seg)
-                continue
-        # any other word is left out: the gap between the number words around it holds its
-        # letters, so they are never merged across it (see _merge_ok)
+    f = _word_filter(lex)
+    if lex.scan:
+        # every word without a character of a space-less script, one by one; none is a number
+        # when every lexicon word holds such a character (nor are its hyphen pieces or segments)
+        if f.plain:
+            for m in _PLAIN_WORD.finditer(masked):
+                _add_word_tokens(m.group(), m.start(), m.end(), lex, toks)
+        return toks
+    # the other words: only those that may give a token (see _WordFilter), found among all of them
+    # by C-level calls (split, then one comprehension of set and string tests)
+    parts = _WORD_SPLIT.split(masked)
+    words = parts[1::2]
+    keys, starts, compounds, first2, first1 = lex.words, f.starts, f.compounds, f.first2, f.first1
+    hits = [k for k, w in enumerate(words)
+            if w in keys or "-" in w or (starts and w.startswith(starts)) or
+            (compounds and len(w) >= 2 and (w[:2] in first2 or w[:1] in first1))]
+    if hits:
+        ends = list(accumulate(map(len, parts)))  # ends[i]: where parts[i] ends
+        for k in hits:
+            _add_word_tokens(words[k], ends[2 * k], ends[2 * k + 1], lex, toks)
     return toks
+
+
+def _add_word_tokens(word: str, start: int, end: int, lex: Lexicon, toks: list[Tok]) -> None:
+    """The tokens of one word (``masked[start:end]``), appended to ``toks``."""
+    e = _lookup(word, lex)
+    if e is not None:
+        toks.append(_tok(start, end, e, word))
+        return
+    if "-" in word:  # greedy longest hyphenated pieces: quatre-vingt-dix = quatre-vingt + dix
+        pieces = word.split("-")
+        pos, k = start, 0
+        found: list[Tok] = []
+        while k < len(pieces):
+            for j in range(len(pieces), k, -1):
+                piece = "-".join(pieces[k:j])
+                pe = _lookup(piece, lex)
+                if pe is not None:
+                    found.append(_tok(pos, pos + len(piece), pe, piece))
+                    break
+            else:
+                j = k + 1
+            pos += len("-".join(pieces[k:j])) + 1
+            k = j
+        if found and all(f.kind in ("num", "scale", "conn") for f in found):
+            toks.extend(found)
+            return
+    if lex.compounds and len(word) >= 2:
+        seg = _segment(word, lex)
+        if seg is not None:
+            toks.extend(Tok(start, end, e.kind, frozenset({e.value}), e.large, word) for e in seg)
+            return
+    # any other word is left out: the gap between the number words around it holds its
+    # letters, so they are never merged across it (see _merge_ok)
 
 
 def _digit_sequence(group: Sequence[Tok]) -> bool:
@@ -628,30 +694,83 @@ def _clause(text: str, start: int, end: int, lang: str) -> frozenset[str]:
 
 
 def _negations(t: str, lex: Lexicon) -> list[Negation]:
-    out: list[Negation] = []
+    return [Negation(scope, _clause(text, start, end, lex.lang)) for scope, text, start, end in _negation_sites(t, lex)]
+
+
+class _PassageNegation:
+    """A negation of a passage (evidence): its scope, and its clause units computed the first time
+    they are read (:func:`_check_sentence` reads them only for a sentence without a negation of its
+    own, and only when the scope has not already decided); the same values as :class:`Negation`."""
+
+    __slots__ = ("_clause", "_end", "_lang", "_start", "_text", "scope")
+
+    def __init__(self, scope: frozenset[str], text: str, start: int, end: int, lang: str) -> None:
+        self.scope = scope
+        self._text, self._start, self._end, self._lang = text, start, end, lang
+        self._clause: frozenset[str] | None = None
+
+    @property
+    def clause(self) -> frozenset[str]:
+        if self._clause is None:
+            self._clause = _clause(self._text, self._start, self._end, self._lang)
+            self._text = ""  # (the passage text is no longer needed)
+        return self._clause
+
+
+@dataclass(frozen=True, slots=True)
+class _NegationWords:
+    """The word tests of :func:`_negation_sites` for one lexicon, in one-call forms."""
+
+    # the negation words, and each glued to a word prefix: a word is one of them exactly when it
+    # is a negation word once a word prefix ("و") is taken off it, or as it is
+    words: frozenset[str]
+    suffixes: tuple[str, ...]  # str.endswith(tuple): any of them
+    prefixes: tuple[str, ...]
+
+
+_NEGATION_WORDS: dict[int, tuple[Lexicon, _NegationWords]] = {}
+
+
+def _negation_words(lex: Lexicon) -> _NegationWords:
+    cached = _NEGATION_WORDS.get(id(lex))
+    if cached is not None and cached[0] is lex:
+        return cached[1]
+    tests = _NegationWords(lex.negations | {p + n for p in lex.word_prefixes for n in lex.negations},
+                           lex.negation_suffixes, lex.negation_prefixes)
+    _NEGATION_WORDS[id(lex)] = (lex, tests)
+    return tests
+
+
+def _negation_sites(t: str, lex: Lexicon) -> list[tuple[frozenset[str], str, int, int]]:
+    """Each negation of ``t``: (scope units, text, start, end), its clause being
+    ``_clause(text, start, end, lang)``."""
+    out: list[tuple[frozenset[str], str, int, int]] = []
     text = t
     for phrase in lex.not_negations:
         text = text.replace(phrase, " " * len(phrase))
     if lex.negations or lex.negation_suffixes or lex.negation_prefixes:
-        words = list(_SPACED_WORD.finditer(text))
-        for i, m in enumerate(words):
-            w = m.group()
-            bare = w
-            for p in lex.word_prefixes:
-                if w.startswith(p) and w[len(p):] in lex.negations:
-                    bare = w[len(p):]
-            if bare in lex.negations or any(w.endswith(s) for s in lex.negation_suffixes) or \
-                    any(w.startswith(p) and len(w) > len(p) + 1 for p in lex.negation_prefixes):
-                around = [x.group() for x in words[max(0, i - 3):i] + words[i + 1:i + 4]]
-                out.append(Negation(_scope_units(" ".join(around), lex.lang),
-                                    _clause(text, m.start(), m.end(), lex.lang)))
+        tests = _negation_words(lex)
+        words = _SPACED_WORD.findall(text)
+        # Most texts hold no negation: a word that is one is in tests.words, or holds a suffix or a
+        # prefix as a substring of the text; when none of these holds, no word needs a look.
+        if not tests.words.isdisjoint(words) or any(s in text for s in tests.suffixes) or \
+                any(p in text for p in tests.prefixes):
+            spans: list[tuple[int, int]] | None = None
+            for i, w in enumerate(words):
+                if w in tests.words or w.endswith(tests.suffixes) or \
+                        (w.startswith(tests.prefixes) and
+                         any(w.startswith(p) and len(w) > len(p) + 1 for p in tests.prefixes)):
+                    if spans is None:  # findall and finditer give the same matches
+                        spans = [m.span() for m in _SPACED_WORD.finditer(text)]
+                    around = words[max(0, i - 3):i] + words[i + 1:i + 4]
+                    out.append((_scope_units(" ".join(around), lex.lang), text, *spans[i]))
     for marker in lex.negation_substrings:
         start = text.find(marker)
         while start >= 0:
             end = start + len(marker)
             if _boundary_ok(text, start, end) or not lex.scan:
                 window = text[max(0, start - 8):start] + " " + text[end:end + 8]
-                out.append(Negation(_scope_units(window, lex.lang), _clause(text, start, end, lex.lang)))
+                out.append((_scope_units(window, lex.lang), text, start, end))
             text = text[:start] + " " * len(marker) + text[end:]
             start = text.find(marker, end)
     return out
@@ -751,10 +870,11 @@ def facts_of(text: str, lang: str) -> Facts:
 
 def _evidence_words(t: str) -> frozenset[str]:
     """Latin, Cyrillic and Greek words (and the parts of hyphenated ones), numbers included."""
-    found = _EVIDENCE_WORD.findall(t)
-    words = set(found)
-    for w in found:
-        if "-" in w:
+    words = set(_EVIDENCE_WORD.findall(t))
+    # only the distinct words need splitting (the union is the same), and none has a hyphen when
+    # the text has none
+    if "-" in t:
+        for w in [w for w in words if "-" in w]:
             words.update(p for p in w.split("-") if p)
     return frozenset(words)
 
@@ -775,8 +895,9 @@ def _evidence_numbers(text: str, lang: str) -> tuple[frozenset[float], frozenset
 
 
 @lru_cache(maxsize=4096)
-def _evidence_negations(text: str, lang: str) -> tuple[Negation, ...]:
-    return tuple(_negations(_evidence_norm(text, lang), lexicon(lang)))
+def _evidence_negations(text: str, lang: str) -> tuple[_PassageNegation, ...]:
+    return tuple(_PassageNegation(scope, t, start, end, lang)
+                 for scope, t, start, end in _negation_sites(_evidence_norm(text, lang), lexicon(lang)))
 
 
 @lru_cache(maxsize=4096)
@@ -797,7 +918,7 @@ class Evidence:
         self._texts = tuple(texts)
         self._lang = lang
         self._numbers: tuple[frozenset[float], frozenset[int]] | None = None
-        self._negations: tuple[Negation, ...] | None = None
+        self._negations: tuple[_PassageNegation, ...] | None = None
         self._words: tuple[frozenset[str], str] | None = None
 
     @classmethod
@@ -825,7 +946,7 @@ class Evidence:
         return self._number_parts()[1]
 
     @property
-    def negations(self) -> tuple[Negation, ...]:
+    def negations(self) -> tuple[_PassageNegation, ...]:
         if self._negations is None:
             self._negations = tuple(n for t in self._texts for n in _evidence_negations(t, self._lang))
         return self._negations
@@ -851,7 +972,11 @@ def _significant(x: float) -> int:
 
 
 def _number_supported(n: NumberFact, ev: Evidence) -> bool:
-    if any(_close(v, e) for v in n.values for e in ev.all_numbers):
+    evidence = ev.all_numbers
+    # a value the evidence holds exactly is close to it (math.isclose(v, v) holds for every v but NaN)
+    if any(v in evidence for v in n.values if v == v):
+        return True
+    if any(_close(v, e) for v in n.values for e in evidence):
         return True
     if n.approximate:
         for v in n.values:
@@ -928,10 +1053,16 @@ def _check_sentence(f: Facts, ev: Evidence) -> list[FactCheck]:
         out.append(FactCheck("negation", " ".join(sorted(neg.scope)), ok))
     if not f.negations and f.units:
         for e in ev.negations:
-            if any(len(u) >= 2 and _overlap(u, f.units) >= math.ceil(0.5 * len(u)) for u in (e.clause, e.scope)):
+            # the scope first: it is at hand, the clause is computed when read (either one will do)
+            if _repeated(e.scope, f.units) or _repeated(e.clause, f.units):
                 out.append(FactCheck("dropped_negation", " ".join(sorted(e.scope)), False))
                 break
     return out
+
+
+def _repeated(u: frozenset[str], units: frozenset[str]) -> bool:
+    """At least half the units of ``u`` (two or more) found in ``units``."""
+    return len(u) >= 2 and _overlap(u, units) >= math.ceil(0.5 * len(u))
 
 
 # ---------------------------------------------------------------- metrics
