@@ -961,8 +961,8 @@ class Evidence:
 
 
 def _sig_round(x: float, digits: int) -> float:
-    if x == 0:
-        return 0.0
+    if x == 0 or not math.isfinite(x):  # a number of 309+ digits reads as inf: nothing to round
+        return x
     return round(x, digits - 1 - math.floor(math.log10(abs(x))))
 
 

@@ -217,7 +217,7 @@ def test_number_supported_equals_the_isclose_loop() -> None:
 
 def _outcome(fn: Any, *args: Any) -> Any:
     """The value, or the type of the exception (an infinite evidence value has no significant
-    digits to round to: both forms raise OverflowError)."""
+    digits to round to: both forms leave it unrounded)."""
     try:
         return fn(*args)
     except Exception as exc:

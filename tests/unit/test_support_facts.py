@@ -407,3 +407,12 @@ def test_a_year_in_characters_is_checked_against_digits() -> None:
     assert unsupported("公司成立于一九九七年。", "公司于1998年在北京成立。", "zh") == ["number"]
     assert unsupported("大会は二〇二〇年に開催された。", "大会は2020年に開催された。", "ja") == []
     assert unsupported("大会は二〇二一年に開催された。", "大会は2020年に開催された。", "ja") == ["number"]
+
+
+def test_a_passage_number_too_long_for_a_float_does_not_break_the_check() -> None:
+    # 400 digits read as inf; an approximate answer number is compared with it without an error
+    passage = Passage("p1", "The code is " + "7" * 400 + ". About 2,500,000 people live there.")
+    checks = check_facts("About 2.5 million people live there [p1].", (passage,), "en")
+    assert [(c.kind, c.supported) for c in checks] == [("number", True)]
+    checks = check_facts("About 3.5 million people live there [p1].", (passage,), "en")
+    assert [(c.kind, c.supported) for c in checks] == [("number", False)]
