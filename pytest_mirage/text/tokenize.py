@@ -135,8 +135,10 @@ class _BmpPatterns:
         #: Every pair of adjacent units of a run whose first unit starts with a base character: a
         #: base character of a unit script starts a unit wherever it is (no word or unit takes it as
         #: a mark), its unit takes the marks after it, and a base character right after them starts
-        #: the next unit of the same run. The pairs overlap, hence the lookahead.
-        self.pairs = re.compile(f"(?=([{ub}][{m}]*[{ub}][{m}]*))")
+        #: the next unit of the same run. The pairs overlap, hence the lookahead; a match takes the
+        #: base character, so the scan goes on at the next character (after an empty match, re
+        #: would try the same position again).
+        self.pairs = re.compile(f"(?=([{ub}][{m}]*[{ub}][{m}]*))[{ub}]")
 
 
 @cache
