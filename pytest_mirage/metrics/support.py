@@ -51,7 +51,7 @@ def _units(text: str, lang: str) -> UnitKinds:
     return unit_kinds(text, lang)
 
 
-PER_TEXT_CACHES.append(_units)
+PER_TEXT_CACHES.extend((_units, normalize))  # normalize: see its docstring
 
 
 def _passage_text(p: Passage) -> str:

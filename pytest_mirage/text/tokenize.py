@@ -29,9 +29,10 @@ Scheme (see ``docs/metrics.md``):
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import regex  # type: ignore[import-untyped]
 
@@ -63,19 +64,87 @@ _ARABIC_DROP = dict.fromkeys([*range(0x064B, 0x0660), 0x0670, 0x0640])
 _ARABIC_MAP = {ord("ی"): "ي", ord("ى"): "ي", ord("ک"): "ك", ord("أ"): "ا", ord("إ"): "ا",
                ord("آ"): "ا", ord("ٱ"): "ا"}
 _ARABIC_TABLE: dict[int, str | None] = {**_ARABIC_DROP, **_ARABIC_MAP}
-_ARABIC_RE = regex.compile("[\u0600-\u06ff]")
+_ARABIC_RE = re.compile("[\u0600-\u06ff]")
 # Yoruba tone marks (acute, grave, macron); the dot below of ẹ ọ ṣ is a letter and is kept.
 _YORUBA_TONES = dict.fromkeys([0x0300, 0x0301, 0x0304])
 
 
+@lru_cache(maxsize=2048)
 def normalize(text: str, lang: str | None = None) -> str:
-    """NFKC, case-folded text with the language-specific normalization described above."""
+    """NFKC, case-folded text with the language-specific normalization described above.
+
+    Cached: the metrics of one case normalise the same answer and passages several times (support,
+    the fact check, chrF); :func:`pytest_mirage.metrics.analysis.clear_caches` clears it."""
+    if text.isascii():
+        # ASCII is NFKC (no ASCII character has a compatibility mapping), its case folding is
+        # lower(), and it holds no Arabic letter or Yoruba tone mark
+        return text.lower()
     text = unicodedata.normalize("NFKC", text).casefold()
     if _ARABIC_RE.search(text):
         text = text.translate(_ARABIC_TABLE)
     if lang == "yo":
         text = unicodedata.normalize("NFC", unicodedata.normalize("NFD", text).translate(_YORUBA_TONES))
     return text
+
+
+# ------------------------------------------------ the same patterns for the stdlib re module
+# The classes above are unions and differences of Unicode properties, which the regex module tests
+# one property after another for every character (the unit class alone names nine scripts). Written
+# out as the code points of the Basic Multilingual Plane that the regex module itself puts in them
+# (computed from it, so the members are the regex module's whatever its Unicode version), each class
+# is one bitmap lookup for the stdlib re module, and the patterns below use nothing whose meaning
+# differs between the two modules (classes, greedy repetition, alternation, lookahead). re keeps a
+# class as a bitmap only when it holds no code point beyond U+FFFF, so these patterns serve the
+# texts without such characters (nearly all); the others take the regex patterns.
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def _bmp_ranges(*classes: str) -> list[str]:
+    """The members in the BMP of each regex class of ``classes``, as ranges for a re class."""
+    bmp = "".join(map(chr, range(0x10000)))
+    return ["".join(f"{re.escape(bmp[m.start()])}-{re.escape(bmp[m.end() - 1])}"
+                    for m in regex.finditer(cls + "+", bmp, regex.V1))
+            for cls in classes]
+
+
+class _BmpPatterns:
+    """The stdlib re forms of the tokenizer's patterns, for texts without astral characters."""
+
+    def __init__(self) -> None:
+        u, ub, um, m, ws, wc = _bmp_ranges(
+            f"[{UNIT_CLASS}]",  # character of a unit script
+            rf"[[{UNIT_CLASS}]--\p{{M}}]",  # ... that is not a mark: it starts a unit wherever it is
+            rf"[[{UNIT_CLASS}]&&\p{{M}}]",  # ... that is a mark: it starts a unit only at the start of a run
+            r"\p{M}",
+            rf"[[\p{{L}}\p{{N}}]--[{UNIT_CLASS}]]",  # starts a word
+            rf"[[\p{{L}}\p{{N}}\p{{M}}]--[{UNIT_CLASS}]]",  # continues a word
+        )
+        #: _TOKEN_FLAT_RE
+        self.tokens = re.compile(f"[{u}][{m}]*|[{ws}][{wc}]*")
+        #: _RUN_RE's runs and words, the runs told apart by what content_units takes from them: groups
+        #: (a run of one unit, the first pair of a longer run led by a mark, a word). A unit takes
+        #: the marks after it greedily, so every unit of a run but the first starts with a base
+        #: character ([ub]); the lookahead of the first alternative fails on a mark or a unit
+        #: character, so it matches a whole run of one unit and nothing else.
+        self.segments = re.compile(
+            f"([{u}][{m}]*)(?![{u}{m}])"  # a run of one unit
+            f"|[{ub}][{m}]*(?:[{ub}][{m}]*)+"  # a longer run led by a base character: its pairs are all in .pairs
+            f"|([{um}][{m}]*[{ub}][{m}]*)(?:[{ub}][{m}]*)*"  # a longer run led by a mark: its first pair
+            f"|([{ws}][{wc}]*)"  # a word
+        )
+        #: Every pair of adjacent units of a run whose first unit starts with a base character: a
+        #: base character of a unit script starts a unit wherever it is (no word or unit takes it as
+        #: a mark), its unit takes the marks after it, and a base character right after them starts
+        #: the next unit of the same run. The pairs overlap, hence the lookahead; a match takes the
+        #: base character, so the scan goes on at the next character (after an empty match, re
+        #: would try the same position again).
+        self.pairs = re.compile(f"(?=([{ub}][{m}]*[{ub}][{m}]*))[{ub}]")
+
+
+@cache
+def _bmp() -> _BmpPatterns:
+    # compiled on first use (about 0.1 s: the classes hold tens of thousands of code points)
+    return _BmpPatterns()
 
 
 def is_letter(ch: str) -> bool:
@@ -99,7 +168,10 @@ _TOKEN_FLAT_RE = regex.compile(
 @lru_cache(maxsize=4096)
 def _tokens(text: str, lang: str) -> tuple[str, ...]:
     # every lexical metric tokenizes the same answer and references: tokenize once
-    return tuple(_TOKEN_FLAT_RE.findall(normalize(text, lang)))
+    normalized = normalize(text, lang)
+    if _ASTRAL.search(normalized) is None:
+        return tuple(_bmp().tokens.findall(normalized))
+    return tuple(_TOKEN_FLAT_RE.findall(normalized))
 
 
 def token_runs(text: str, lang: str) -> list[list[str]]:
@@ -135,6 +207,20 @@ def content_units(text: str, lang: str) -> set[str]:
 
 
 def _normalized_units(normalized: str) -> set[str]:
+    if _ASTRAL.search(normalized) is None:
+        fast = _bmp()
+        out = set(fast.pairs.findall(normalized))
+        segments = fast.segments.findall(normalized)
+        if segments:
+            out.update(*zip(*segments, strict=True))  # singles, first pairs of runs led by a mark, words
+            out.discard("")  # the empty groups of the alternatives that did not match
+        return out
+    return _regex_units(normalized)
+
+
+def _regex_units(normalized: str) -> set[str]:
+    """:func:`_normalized_units` by its definition (the regex module's patterns; also the path of
+    texts with characters beyond the Basic Multilingual Plane)."""
     out: set[str] = set()
     for run, word in _RUN_RE.findall(normalized):
         if word:
@@ -183,11 +269,32 @@ def unit_kinds(text: str, lang: str) -> UnitKinds:
     """:func:`content_units` of ``text`` split by kind (the kinds are disjoint: a word holds no
     character of a unit script, a single unit one base character, a pair two characters that are
     not marks or a mark first)."""
+    normalized = normalize(text, lang)
+    if _ASTRAL.search(normalized) is None:
+        fast = _bmp()
+        pairs = set(fast.pairs.findall(normalized))  # the pairs led by a base character
+        words: set[str] = set()
+        singles: set[str] = set()
+        others: set[str] = set()
+        for single, marked, word in fast.segments.findall(normalized):
+            if word:
+                words.add(word)
+            elif single:
+                (others if _FLAGS[single[0]] & _M else singles).add(single)
+            elif marked:
+                others.add(marked)
+        return UnitKinds(frozenset(words), frozenset(singles), frozenset(pairs), frozenset(others))
+    return _regex_unit_kinds(normalized)
+
+
+def _regex_unit_kinds(normalized: str) -> UnitKinds:
+    """:func:`unit_kinds` of a normalised text by its definition (the regex module's patterns; also
+    the path of texts with characters beyond the Basic Multilingual Plane)."""
     words: set[str] = set()
     singles: set[str] = set()
     pairs: set[str] = set()
     others: set[str] = set()
-    for run, word in _RUN_RE.findall(normalize(text, lang)):
+    for run, word in _RUN_RE.findall(normalized):
         if word:
             words.add(word)
             continue
