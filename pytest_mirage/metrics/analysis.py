@@ -147,30 +147,38 @@ def char3_grams(text: str, lang: str, *, hypothesis: bool = False, variant: bool
 
 
 def _char3_of(normalized: str, *, hypothesis: bool, variant: bool) -> Counter[str]:
+    # every gram goes into one list, counted once at the end (the same multiset as one Counter
+    # updated per segment with _add_grams); a string's 3-grams as slices, a unit list's joined
     cleaned = normalized.translate(_punct_table())
+    grams: list[str] = []
     if not variant or not _ANY_UNIT_RE.search(cleaned):
         # no unit script (the variant changes nothing): each word is one run of characters, a word
-        # shorter than 3 one gram; all grams counted in one Counter
-        plain: list[str] = []
+        # shorter than 3 one gram
         for word in cleaned.split():
             if len(word) < 3:
-                plain.append(word)
+                grams.append(word)
             else:
-                plain += map(str.__add__, map(str.__add__, word, word[1:]), word[2:])
-        return Counter(plain)
-    grams: Counter[str] = Counter()
+                grams += [word[i:i + 3] for i in range(len(word) - 2)]
+        return Counter(grams)
     for word in cleaned.split():
         for m in _SEGMENT_RE.finditer(word):
             if m.lastgroup == "other":
-                _add_grams(grams, m.group())
+                run = m.group()
+                if len(run) < 3:
+                    grams.append(run)
+                else:
+                    grams += [run[i:i + 3] for i in range(len(run) - 2)]
                 continue
             units = _UNIT_RE.findall(m.group())
-            _add_grams(grams, units)
+            if len(units) < 3:
+                grams.append("".join(units))
+            else:
+                grams += map("".join, zip(units, units[1:], units[2:], strict=False))
             if hypothesis and len(units) > 1:
-                grams.update(units)
+                grams += units
                 if len(units) > 2:
-                    grams.update(map(str.__add__, units, units[1:]))
-    return grams
+                    grams += map(str.__add__, units, units[1:])
+    return Counter(grams)
 
 
 # ---------------------------------------------------------------- analyses
