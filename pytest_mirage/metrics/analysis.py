@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from functools import cache, cached_property, lru_cache
 from typing import Any
 
+import numpy as np
 import regex  # type: ignore[import-untyped]
 
 from ..prompts import parse_output, strip_citations
@@ -51,6 +52,59 @@ def char_ngrams(text: str, max_order: int = CHRF_ORDER) -> list[Counter[str]]:
         grams = list(map(str.__add__, grams, line[n - 1:]))
         out.append(Counter(grams))
     return out
+
+
+def char_ngram_stats(hyp: str, ref: str, max_order: int = CHRF_ORDER) -> list[int]:
+    """sacrebleu's chrF statistics ``[hyp count, ref count, matches]`` for each order 1..``max_order``
+    of two lines without whitespace (the hyp count is 0 when the reference has no n-gram of that
+    order): the integers of :func:`char_ngrams` and :func:`matches`, counted in numpy.
+
+    Each character of the pair gets an id 1..k; an n-gram's key is its ids read as the digits of a
+    base-(k+1) number. Keys are exact (no hashing): two n-grams have the same key iff they are the
+    same string; and the digits being >= 1, an n-gram's key lies in [((k+1)^n - 1)/k, (k+1)^n - 1],
+    so the sorted keys of all orders are one block per order, in order, of ``max(0, len - n + 1)``
+    keys. The c-th copy of a key among the hypothesis' sorted keys is matched iff the reference
+    has more than c copies of it, so an order's matched keys number ``sum(min(hyp count, ref
+    count))`` over its n-grams, as in :func:`matches`. A pair with too many distinct characters for
+    64-bit keys is counted by :func:`char_ngrams` and :func:`matches`.
+    """
+    lh, lr = len(hyp), len(ref)
+    chars = set(hyp).union(ref)
+    base = len(chars) + 1
+    if base ** max_order >= 2 ** 63:  # keys would overflow int64
+        return [v for h, r in zip(char_ngrams(hyp, max_order), char_ngrams(ref, max_order), strict=True)
+                for v in (h.total() if r else 0, r.total(), matches(h, r))]
+    # the pair's characters as their ids 1..k (any numbering of them gives the same counts)
+    ids = dict(zip(map(ord, chars), range(1, base), strict=True))
+    digits = np.frombuffer((hyp + ref).translate(ids).encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    hk, rk = _ngram_keys(digits[:lh], base, max_order), _ngram_keys(digits[lh:], base, max_order)
+    hk.sort()
+    rk.sort()
+    # the c-th copy of a key in hk is matched iff rk[(first index of the key in rk) + c] is that key
+    # (c = index in hk - first index of the key in hk); rk + a 0 (no key) for indexes past its end
+    at = np.searchsorted(rk, hk) + (np.arange(hk.size) - np.searchsorted(hk, hk))
+    np.minimum(at, rk.size, out=at)
+    matched = np.cumsum(np.append(rk, 0)[at] == hk).tolist()  # matched keys up to each index
+    stats: list[int] = []
+    end = before = 0
+    for n in range(1, max_order + 1):  # order n: the next max(0, len - n + 1) keys of hk
+        nh, nr = max(0, lh - n + 1), max(0, lr - n + 1)
+        end += nh
+        upto = matched[end - 1] if end else 0
+        stats += [nh if nr else 0, nr, upto - before]
+        before = upto
+    return stats
+
+
+def _ngram_keys(digits: Any, base: int, max_order: int) -> Any:
+    # the keys of the 1..max_order-grams, order by order: an n-gram's key is its (n-1)-gram prefix's
+    # times base plus its last digit (len - n + 1 of them; none when the line is shorter than n)
+    keys = [digits]
+    cur = digits
+    for n in range(2, max_order + 1):
+        cur = cur[:-1] * base + digits[n - 1:]
+        keys.append(cur)
+    return np.concatenate(keys)
 
 
 def matches(hyp: Counter[str] | Counter[tuple[str, ...]], ref: Counter[str] | Counter[tuple[str, ...]]) -> int:
@@ -93,30 +147,38 @@ def char3_grams(text: str, lang: str, *, hypothesis: bool = False, variant: bool
 
 
 def _char3_of(normalized: str, *, hypothesis: bool, variant: bool) -> Counter[str]:
+    # every gram goes into one list, counted once at the end (the same multiset as one Counter
+    # updated per segment with _add_grams); a string's 3-grams as slices, a unit list's joined
     cleaned = normalized.translate(_punct_table())
+    grams: list[str] = []
     if not variant or not _ANY_UNIT_RE.search(cleaned):
         # no unit script (the variant changes nothing): each word is one run of characters, a word
-        # shorter than 3 one gram; all grams counted in one Counter
-        plain: list[str] = []
+        # shorter than 3 one gram
         for word in cleaned.split():
             if len(word) < 3:
-                plain.append(word)
+                grams.append(word)
             else:
-                plain += map(str.__add__, map(str.__add__, word, word[1:]), word[2:])
-        return Counter(plain)
-    grams: Counter[str] = Counter()
+                grams += [word[i:i + 3] for i in range(len(word) - 2)]
+        return Counter(grams)
     for word in cleaned.split():
         for m in _SEGMENT_RE.finditer(word):
             if m.lastgroup == "other":
-                _add_grams(grams, m.group())
+                run = m.group()
+                if len(run) < 3:
+                    grams.append(run)
+                else:
+                    grams += [run[i:i + 3] for i in range(len(run) - 2)]
                 continue
             units = _UNIT_RE.findall(m.group())
-            _add_grams(grams, units)
+            if len(units) < 3:
+                grams.append("".join(units))
+            else:
+                grams += map("".join, zip(units, units[1:], units[2:], strict=False))
             if hypothesis and len(units) > 1:
-                grams.update(units)
+                grams += units
                 if len(units) > 2:
-                    grams.update(map(str.__add__, units, units[1:]))
-    return grams
+                    grams += map(str.__add__, units, units[1:])
+    return Counter(grams)
 
 
 # ---------------------------------------------------------------- analyses
@@ -145,6 +207,11 @@ class TextAnalysis:
     def normalized(self) -> str:
         """The normalised text, read by chrF and the character 3-grams (normalised once)."""
         return normalize(self.text, self.lang)
+
+    @cached_property
+    def chars(self) -> str:
+        """:attr:`normalized` without whitespace (the line chrF reads)."""
+        return "".join(self.normalized.split())
 
     @cached_property
     def char_ngrams(self) -> list[Counter[str]]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from rapidfuzz.distance import LCSseq
 
-from .analysis import TextAnalysis, matches, of, reference
+from .analysis import TextAnalysis, char_ngram_stats, matches, of, reference
 from .analysis import char3_grams as analysis_char3_grams
 from .base import Sample
 from .common import clamp01, references
@@ -50,10 +50,7 @@ def _bleu_of(hyp: TextAnalysis, ref: TextAnalysis) -> float:
 
 def _chrf_of(hyp: TextAnalysis, ref: TextAnalysis) -> float:
     # sacrebleu's [hyp, ref, match] statistics per character order; its F-score formula
-    stats: list[int] = []
-    for h, r in zip(hyp.char_ngrams, ref.char_ngrams, strict=True):
-        stats += [h.total() if r else 0, r.total(), matches(h, r)]
-    return float(_chrf()._compute_f_score(stats))
+    return float(_chrf()._compute_f_score(char_ngram_stats(hyp.chars, ref.chars)))
 
 
 def _hyp(hypothesis: str, lang: str) -> TextAnalysis:
