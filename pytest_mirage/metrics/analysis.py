@@ -273,5 +273,6 @@ def clear_caches() -> None:
 
     reference.cache_clear()
     tokenize._tokens.cache_clear()
+    tokenize.normalize.cache_clear()
     for fn in (*PER_TEXT_CACHES, langid.distribution, langid.analyse, langid.assess):
         fn.cache_clear()
