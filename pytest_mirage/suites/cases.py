@@ -5,13 +5,14 @@ Every problem is recorded as ``path:line: field: found ...; expected ...``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import did_you_mean
 from ..langcodes import check_lang
-from .checks import id_problem
+from .checks import id_problem, is_plain_id
 from .jsonl import iter_jsonl
 from .model import Case, Mode, Passage
 from .problems import Problems
@@ -19,6 +20,18 @@ from .problems import Problems
 CASE_KEYS = ("id", "lang", "question", "passages", "relevant", "answers", "meta")
 PASSAGE_KEYS = ("id", "text", "title", "doc", "lang")
 CORPUS_KEYS = ("id", "doc", "text", "title", "lang")
+_KEY_SETS = {keys: frozenset(keys) for keys in (CASE_KEYS, PASSAGE_KEYS, CORPUS_KEYS)}
+
+# A character for which str.isalnum() is true: \w is exactly isalnum() or "_" (both use the same
+# Unicode alphabetic/numeric tables; tests/unit/test_speed_suites.py checks every code point).
+_ALNUM = re.compile(r"[^\W_]")
+
+# Fast paths. Loading a suite validates every case line and passage; on a valid line the detailed
+# checks below (one function call per field, each recording its problem) cost most of the load time.
+# ``_quick_passage`` and ``_quick_case`` test the same conditions in bulk and build the same object,
+# or return None as soon as anything is unusual; the detailed checks then run on that line as before,
+# so every message still comes from them. Each condition of a fast path is one of the detailed path's
+# conditions for "no problem recorded" (or a stricter one), which the comments name.
 
 
 def unknown_keys(obj: Mapping[str, Any], known: Sequence[str], label: str, where: str, problems: Problems) -> bool:
@@ -59,8 +72,36 @@ def id_field(obj: Mapping[str, Any], key: str, where: str, problems: Problems, *
     return val
 
 
+def _quick_passage(obj: Any, known: frozenset[str]) -> Passage | None:
+    """The passage :func:`parse_passage` returns for a plainly valid ``obj`` with keys in ``known``, else None."""
+    if not isinstance(obj, dict) or not obj.keys() <= known:  # not an object; unknown_keys
+        return None
+    pid = obj.get("id")
+    text = obj.get("text")
+    # id_field(citable=True) and str_field: present, a string, not blank, id_problem() is None
+    if not isinstance(pid, str) or not pid.strip() or not is_plain_id(pid, citable=True):
+        return None
+    if not isinstance(text, str) or not text.strip():
+        return None
+    if "title" in obj and not isinstance(obj["title"], str):  # optional string, may be empty (null is not)
+        return None
+    title = obj.get("title")
+    # id_field(citable=False, required=False): absent, or a non-blank string with id_problem() None
+    if "doc" in obj and not (isinstance(obj["doc"], str) and obj["doc"].strip()
+                             and is_plain_id(obj["doc"], citable=False)):
+        return None
+    doc = obj.get("doc")
+    lang = obj.get("lang")  # null or absent: no language; else check_lang()
+    if lang is not None and check_lang(lang) is not None:
+        return None
+    return Passage(id=pid, text=text, title=title or None, doc=doc, lang=lang)
+
+
 def parse_passage(obj: Any, where: str, label: str, problems: Problems, keys: Sequence[str]) -> Passage | None:
     """A passage object of a case (``keys`` = PASSAGE_KEYS) or a corpus line (CORPUS_KEYS)."""
+    known = _KEY_SETS.get(keys) if isinstance(keys, tuple) else None
+    if known is not None and (quick := _quick_passage(obj, known)) is not None:
+        return quick
     if not isinstance(obj, dict):
         problems.add(where, f"{label}: found {type(obj).__name__}, expected an object {{id, text, title?}}")
         return None
@@ -133,6 +174,63 @@ def _relevant(obj: Mapping[str, Any], passages: Sequence[Passage], mode: Mode,
     return relevant
 
 
+def _make_case(suite_name: str, cid: str, lang: str, question: str, passages: Sequence[Passage],
+               relevant: Sequence[str], answers: Sequence[str], meta: Any, where: str,
+               corpus: Mapping[str, Passage] | None) -> Case:
+    """The Case of a validated case line (both paths of :func:`parse_case` build it here)."""
+    own = {p.id: p for p in passages}
+    # a case's own passage wins over a corpus chunk of the same id (not a merged copy of the corpus
+    # for each case: that made loading a retrieval suite quadratic)
+    found = (own[r] if r in own else corpus.get(r) if corpus else None for r in relevant)
+    rel_docs = tuple(dict.fromkeys(p.doc_id for p in found if p is not None))
+    return Case(suite=suite_name, id=cid, lang=lang, question=question, passages=tuple(passages),
+                relevant=tuple(relevant), answers=tuple(a for a in answers if a.strip()), meta=meta,
+                source=where, relevant_docs=rel_docs)
+
+
+def _quick_case(obj: dict[str, Any], where: str, suite_name: str, mode: Mode,
+                corpus: Mapping[str, Passage] | None) -> Case | None:
+    """The Case :func:`parse_case` returns for a plainly valid case line, else None."""
+    if not obj.keys() <= _KEY_SETS[CASE_KEYS]:  # unknown_keys
+        return None
+    cid = obj.get("id")
+    lang = obj.get("lang")
+    question = obj.get("question")
+    # id_field(citable=False): a non-blank string, id_problem() None; and no "::"
+    if not isinstance(cid, str) or not cid.strip() or not is_plain_id(cid) or "::" in cid:
+        return None
+    if not isinstance(lang, str) or not lang.strip() or check_lang(lang) is not None:
+        return None
+    if not isinstance(question, str) or not question.strip():
+        return None
+    raw_p = obj.get("passages", [] if mode == "retrieval" else None)
+    if not isinstance(raw_p, list) or (mode == "oracle" and not raw_p):  # a list; oracle: not empty
+        return None
+    passages: list[Passage] = []
+    for po in raw_p:
+        if (p := _quick_passage(po, _KEY_SETS[PASSAGE_KEYS])) is None:
+            return None
+        passages.append(p)
+    known = {p.id for p in passages}
+    if len(known) < len(passages):  # duplicate passage id within the case
+        return None
+    # _relevant: a non-empty list of strings, no duplicates, each among the passages or (retrieval) the
+    # corpus (the detailed path also lets pass an id of a rejected chunk: not here, it is reported there)
+    relevant = obj.get("relevant")
+    if not isinstance(relevant, list) or not relevant or not all(isinstance(r, str) for r in relevant):
+        return None
+    in_corpus = corpus if mode == "retrieval" and corpus is not None else {}
+    if not all(r in known or r in in_corpus for r in relevant) or len(set(relevant)) < len(relevant):
+        return None
+    answers = obj.get("answers", [])  # a list of strings, each with a letter or digit (_ALNUM)
+    if not isinstance(answers, list) or not all(isinstance(a, str) and _ALNUM.search(a) for a in answers):
+        return None
+    meta = obj.get("meta", {})
+    if not isinstance(meta, dict):
+        return None
+    return _make_case(suite_name, cid, lang, question, passages, relevant, answers, meta, where, corpus)
+
+
 def parse_case(obj: dict[str, Any], where: str, suite_name: str, mode: Mode,
                corpus: Mapping[str, Passage] | None, problems: Problems,
                rejected_chunks: Collection[str] = ()) -> Case | None:
@@ -141,6 +239,8 @@ def parse_case(obj: dict[str, Any], where: str, suite_name: str, mode: Mode,
     ``rejected_chunks``: ids of corpus lines that were reported as invalid (a case naming one of them
     as relevant is not reported again).
     """
+    if (quick := _quick_case(obj, where, suite_name, mode, corpus)) is not None:
+        return quick
     n_before = problems.count
     unknown_keys(obj, CASE_KEYS, "", where, problems)
     cid = id_field(obj, "id", where, problems, citable=False)
@@ -192,13 +292,7 @@ def parse_case(obj: dict[str, Any], where: str, suite_name: str, mode: Mode,
         problems.add(where, f"field 'meta': found {type(meta).__name__}, expected an object")
     if problems.count > n_before or cid is None or lang is None or question is None:
         return None
-    lookup: Mapping[str, Passage] = {p.id: p for p in passages}
-    if corpus:
-        lookup = {**corpus, **lookup}
-    rel_docs = tuple(dict.fromkeys(lookup[r].doc_id for r in relevant if r in lookup))
-    return Case(suite=suite_name, id=cid, lang=lang, question=question, passages=tuple(passages),
-                relevant=tuple(relevant), answers=tuple(a for a in answers if a.strip()), meta=meta,
-                source=where, relevant_docs=rel_docs)
+    return _make_case(suite_name, cid, lang, question, passages, relevant, answers, meta, where, corpus)
 
 
 def load_cases(paths: Sequence[Path], suite_name: str, mode: Mode, corpus: tuple[Passage, ...] | None,

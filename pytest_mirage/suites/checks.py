@@ -57,6 +57,21 @@ def id_problem(value: str, *, citable: bool = False, what: str = "ids") -> str |
     return None
 
 
+# The ASCII characters id_problem() rejects in citable ids: _ASCII_CONTROL, ASCII whitespace (\s of
+# ASCII is [\t\n\v\f\r\x1c-\x1f ], all but the space already controls) and [ ] , ; (the other
+# characters of _UNCITABLE are not ASCII).
+_ASCII_BAD_CITABLE_ID = re.compile(r"[\x00-\x1f\x7f\s\[\],;]")
+
+
+def is_plain_id(value: str, *, citable: bool = False) -> bool:
+    """A fast, partial test: True only when ``id_problem(value, citable=citable)`` is None.
+
+    True for ASCII ids without the characters id_problem() rejects; False for every other id
+    (a caller then runs id_problem(), which decides and explains)."""
+    return (len(value) <= MAX_ID_CHARS and value.isascii()
+            and (_ASCII_BAD_CITABLE_ID if citable else _ASCII_CONTROL).search(value) is None)
+
+
 def text_problem(value: str) -> str | None:
     """Why a string of a suite file is unusable (NUL, ESC, a lone surrogate), or None."""
     m = _BAD_TEXT.search(value)
