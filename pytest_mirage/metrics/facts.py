@@ -42,7 +42,7 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -849,6 +849,13 @@ def _name_supported(name: str, ev: Evidence) -> bool:
     return False
 
 
+def _name_held(name: str, ev: Evidence) -> bool:
+    """The first test of :func:`_name_supported`, passage by passage (a True here is its True): the
+    name is a word of one passage, or (4+ characters, no newline) in the text of one."""
+    text_too = len(name) >= 4 and "\n" not in name
+    return any(name in words or (text_too and name in text) for words, text in ev.word_parts())
+
+
 # ---------------------------------------------------------------- extraction
 
 _EVIDENCE_WORD = regex.compile(r"[\p{Latin}\p{Cyrillic}\p{Greek}\p{N}\p{M}]+(?:-[\p{Latin}\p{Cyrillic}\p{Greek}\p{N}\p{M}]+)*",
@@ -937,6 +944,23 @@ class Evidence:
             self._words = (frozenset().union(*(p[0] for p in parts)), "\n".join(p[1] for p in parts))
         return self._words
 
+    # Per passage, in order, each extracted only when the iteration reaches it: a fact the first
+    # passages already support needs nothing from the others (see _check_sentence).
+
+    def number_parts(self) -> Iterator[tuple[frozenset[float], frozenset[int]]]:
+        lang = self._lang
+        return (_evidence_numbers(t, lang) for t in self._texts)
+
+    def word_parts(self) -> Iterator[tuple[frozenset[str], str]]:
+        lang = self._lang
+        return (_evidence_text(t, lang) for t in self._texts)
+
+    def negation_parts(self) -> Iterator[_PassageNegation]:
+        if self._negations is not None:
+            return iter(self._negations)
+        lang = self._lang
+        return (n for t in self._texts for n in _evidence_negations(t, lang))
+
     @property
     def all_numbers(self) -> frozenset[float]:
         return self._number_parts()[0]
@@ -984,6 +1008,13 @@ def _number_supported(n: NumberFact, ev: Evidence) -> bool:
             if any(e >= APPROX_MIN / 10 and _close(_sig_round(e, sig), v) for e in ev.all_numbers):
                 return True
     return False
+
+
+def _number_held(n: NumberFact, ev: Evidence) -> bool:
+    """Some passage holds one of the values exactly (the first test of :func:`_number_supported`,
+    passage by passage: a True here is its True)."""
+    values = [v for v in n.values if v == v]
+    return any(not p[0].isdisjoint(values) for p in ev.number_parts()) if values else False
 
 
 def _close(a: float, b: float) -> bool:
@@ -1044,15 +1075,23 @@ def check_facts(answer: str, passages: Sequence[Passage], lang: str) -> list[Fac
 
 
 def _check_sentence(f: Facts, ev: Evidence) -> list[FactCheck]:
-    out = [FactCheck("number", n.text, _number_supported(n, ev)) for n in f.numbers]
-    out += [FactCheck("month", str(m), m in ev.all_months) for m in f.months]
-    out += [FactCheck("name", n, _name_supported(n, ev)) for n in f.names]
-    out += [FactCheck("quote", q, q in ev.text) for q in f.quotes]
+    # Each fact is first looked for passage by passage (Evidence.*_parts extract a passage only when
+    # the iteration reaches it), and a fact some passage supports is decided there: membership in a
+    # union is membership in one of its parts, and a string without a newline is in the passages
+    # joined by newlines exactly when it is in one of them. Only a fact none of them holds as such
+    # takes the whole-evidence test (which then reads every passage, as before).
+    out = [FactCheck("number", n.text, _number_held(n, ev) or _number_supported(n, ev)) for n in f.numbers]
+    out += [FactCheck("month", str(m), any(m in p[1] for p in ev.number_parts())) for m in f.months]
+    out += [FactCheck("name", n, _name_held(n, ev) or _name_supported(n, ev)) for n in f.names]
+    out += [FactCheck("quote", q, any(q in p[1] for p in ev.word_parts()) if q and "\n" not in q else q in ev.text)
+            for q in f.quotes]
     for neg in f.negations:
-        ok = any(_overlap(neg.scope, e.scope) >= 1 for e in ev.negations) if neg.scope else bool(ev.negations)
+        # (any and bool read the negations in order and stop at the first that decides)
+        ok = any(_overlap(neg.scope, e.scope) >= 1 for e in ev.negation_parts()) if neg.scope else \
+            any(True for _ in ev.negation_parts())
         out.append(FactCheck("negation", " ".join(sorted(neg.scope)), ok))
     if not f.negations and f.units:
-        for e in ev.negations:
+        for e in ev.negation_parts():  # the passages after the first dropped negation are not read
             # the scope first: it is at hand, the clause is computed when read (either one will do)
             if _repeated(e.scope, f.units) or _repeated(e.clause, f.units):
                 out.append(FactCheck("dropped_negation", " ".join(sorted(e.scope)), False))
