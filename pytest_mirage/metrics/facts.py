@@ -852,8 +852,18 @@ def _name_supported(name: str, ev: Evidence) -> bool:
 def _name_held(name: str, ev: Evidence) -> bool:
     """The first test of :func:`_name_supported`, passage by passage (a True here is its True): the
     name is a word of one passage, or (4+ characters, no newline) in the text of one."""
-    text_too = len(name) >= 4 and "\n" not in name
-    return any(name in words or (text_too and name in text) for words, text in ev.word_parts())
+    if not name or any(c.isspace() for c in name):  # (names never are: the general form)
+        text_too = len(name) >= 4 and "\n" not in name
+        return any(name in words or (text_too and name in text) for words, text in ev.word_parts())
+    # A passage's words are substrings of its text without whitespace, so a name (no whitespace) that
+    # is one of them is in its collapsed text too: a passage whose text lacks the name is passed over,
+    # and the words of one that has it are needed only for a name of under 4 characters.
+    short = len(name) < 4
+    lang = ev.lang
+    for t in ev.texts:
+        if name in _evidence_collapsed(t, lang) and (not short or name in _evidence_word_set(t, lang)):
+            return True
+    return False
 
 
 # ---------------------------------------------------------------- extraction
@@ -907,11 +917,19 @@ def _evidence_negations(text: str, lang: str) -> tuple[_PassageNegation, ...]:
                  for scope, t, start, end in _negation_sites(_evidence_norm(text, lang), lexicon(lang)))
 
 
-@lru_cache(maxsize=4096)
 def _evidence_text(text: str, lang: str) -> tuple[frozenset[str], str]:
     """(words of :func:`_evidence_words`, the normalised text with its whitespace collapsed)."""
-    t = _evidence_norm(text, lang)
-    return _evidence_words(t), _collapse(t)
+    return _evidence_word_set(text, lang), _evidence_collapsed(text, lang)
+
+
+@lru_cache(maxsize=4096)
+def _evidence_word_set(text: str, lang: str) -> frozenset[str]:
+    return _evidence_words(_evidence_norm(text, lang))
+
+
+@lru_cache(maxsize=4096)
+def _evidence_collapsed(text: str, lang: str) -> str:
+    return _collapse(_evidence_norm(text, lang))
 
 
 class Evidence:
@@ -954,6 +972,18 @@ class Evidence:
     def word_parts(self) -> Iterator[tuple[frozenset[str], str]]:
         lang = self._lang
         return (_evidence_text(t, lang) for t in self._texts)
+
+    def text_parts(self) -> Iterator[str]:
+        lang = self._lang
+        return (_evidence_collapsed(t, lang) for t in self._texts)
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        return self._texts
+
+    @property
+    def lang(self) -> str:
+        return self._lang
 
     def negation_parts(self) -> Iterator[_PassageNegation]:
         if self._negations is not None:
@@ -1033,7 +1063,8 @@ def _prefixes(units: frozenset[str]) -> frozenset[str]:
     return frozenset(w[:4] for w in units if len(w) >= 4)
 
 
-PER_TEXT_CACHES.extend((facts_of, _evidence_norm, _evidence_numbers, _evidence_negations, _evidence_text, _prefixes))
+PER_TEXT_CACHES.extend((facts_of, _evidence_norm, _evidence_numbers, _evidence_negations, _evidence_word_set,
+                         _evidence_collapsed, _prefixes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -1083,7 +1114,7 @@ def _check_sentence(f: Facts, ev: Evidence) -> list[FactCheck]:
     out = [FactCheck("number", n.text, _number_held(n, ev) or _number_supported(n, ev)) for n in f.numbers]
     out += [FactCheck("month", str(m), any(m in p[1] for p in ev.number_parts())) for m in f.months]
     out += [FactCheck("name", n, _name_held(n, ev) or _name_supported(n, ev)) for n in f.names]
-    out += [FactCheck("quote", q, any(q in p[1] for p in ev.word_parts()) if q and "\n" not in q else q in ev.text)
+    out += [FactCheck("quote", q, any(q in t for t in ev.text_parts()) if q and "\n" not in q else q in ev.text)
             for q in f.quotes]
     for neg in f.negations:
         # (any and bool read the negations in order and stop at the first that decides)
