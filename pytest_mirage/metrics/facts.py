@@ -43,7 +43,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from itertools import accumulate, pairwise
@@ -582,7 +582,8 @@ def _numbers(t: str, lex: Lexicon, original: str) -> tuple[list[NumberFact], set
     months: list[int] = []
     all_months: set[int] = set()
     spans: list[tuple[int, int]] = []
-    for m in _DATE_ISO.finditer(t):
+    # (a date pattern finds nothing in a text without its separators: one C-level test each)
+    for m in _DATE_ISO.finditer(t) if "-" in t else ():
         y, mo, d = (int(x) for x in m.groups())
         for v in (y, mo, d):
             facts.append(NumberFact(frozenset({float(v)}), str(v), False))
@@ -590,7 +591,7 @@ def _numbers(t: str, lex: Lexicon, original: str) -> tuple[list[NumberFact], set
         if 1 <= mo <= 12:
             all_months.add(mo)
         spans.append(m.span())
-    for m in _DATE_NUM.finditer(t):
+    for m in _DATE_NUM.finditer(t) if "." in t or "/" in t else ():
         a, b, y = (int(x) for x in m.groups())
         for v in (a, b, y):
             facts.append(NumberFact(frozenset({float(v)}), str(v), False))
@@ -875,14 +876,27 @@ _EVIDENCE_WORD = regex.compile(r"[\p{Latin}\p{Cyrillic}\p{Greek}\p{N}\p{M}]+(?:-
 @lru_cache(maxsize=4096)
 def facts_of(text: str, lang: str) -> Facts:
     """The facts stated by ``text`` (an answer sentence without citation markers, or a passage)."""
+    return _facts(text, lang, evidence=True)
+
+
+@lru_cache(maxsize=4096)
+def _sentence_facts(text: str, lang: str) -> Facts:
+    """:func:`facts_of` without the evidence side (all_numbers, all_months, words, text left empty):
+    what :func:`_check_sentence` reads of an answer sentence, which is never evidence."""
+    return _facts(text, lang, evidence=False)
+
+
+def _facts(text: str, lang: str, evidence: bool) -> Facts:
     lex = lexicon(lang)
     t = norm(text, lang)
     numbers, values, months, all_months = _numbers(t, lex, text)
     names, quotes = _names(text, lang, lex)
-    return Facts(numbers=tuple(numbers), months=tuple(months), negations=tuple(_negations(t, lex)),
-                 names=tuple(names), quotes=tuple(quotes), all_numbers=frozenset(values),
-                 all_months=frozenset(all_months), words=_evidence_words(t), text=_collapse(t),
-                 units=frozenset(content_units(t, lang)))
+    f = Facts(numbers=tuple(numbers), months=tuple(months), negations=tuple(_negations(t, lex)),
+              names=tuple(names), quotes=tuple(quotes), units=frozenset(content_units(t, lang)))
+    if not evidence:
+        return f
+    return replace(f, all_numbers=frozenset(values), all_months=frozenset(all_months), words=_evidence_words(t),
+                   text=_collapse(t))
 
 
 def _evidence_words(t: str) -> frozenset[str]:
@@ -1063,8 +1077,8 @@ def _prefixes(units: frozenset[str]) -> frozenset[str]:
     return frozenset(w[:4] for w in units if len(w) >= 4)
 
 
-PER_TEXT_CACHES.extend((facts_of, _evidence_norm, _evidence_numbers, _evidence_negations, _evidence_word_set,
-                         _evidence_collapsed, _prefixes))
+PER_TEXT_CACHES.extend((facts_of, _sentence_facts, _evidence_norm, _evidence_numbers, _evidence_negations,
+                         _evidence_word_set, _evidence_collapsed, _prefixes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -1101,7 +1115,7 @@ def check_facts(answer: str, passages: Sequence[Passage], lang: str) -> list[Fac
             if everything is None:
                 everything = Evidence.of_passages(passages, lang)
             ev = everything
-        out.extend(_check_sentence(facts_of(text, lang), ev))
+        out.extend(_check_sentence(_sentence_facts(text, lang), ev))
     return out
 
 
