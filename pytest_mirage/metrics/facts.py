@@ -857,12 +857,14 @@ def _name_held(name: str, ev: Evidence) -> bool:
         text_too = len(name) >= 4 and "\n" not in name
         return any(name in words or (text_too and name in text) for words, text in ev.word_parts())
     # A passage's words are substrings of its text without whitespace, so a name (no whitespace) that
-    # is one of them is in its collapsed text too: a passage whose text lacks the name is passed over,
-    # and the words of one that has it are needed only for a name of under 4 characters.
+    # is one of them is in its text too: a passage whose text lacks the name is passed over, and the
+    # words of one that has it are needed only for a name of under 4 characters. (A string without
+    # whitespace is in the normalised text exactly when it is in that text with its whitespace
+    # collapsed: the runs between whitespace are the same.)
     short = len(name) < 4
     lang = ev.lang
     for t in ev.texts:
-        if name in _evidence_collapsed(t, lang) and (not short or name in _evidence_word_set(t, lang)):
+        if name in _evidence_norm(t, lang) and (not short or name in _evidence_word_set(t, lang)):
             return True
     return False
 
@@ -1058,7 +1060,16 @@ def _number_held(n: NumberFact, ev: Evidence) -> bool:
     """Some passage holds one of the values exactly (the first test of :func:`_number_supported`,
     passage by passage: a True here is its True)."""
     values = [v for v in n.values if v == v]
-    return any(not p[0].isdisjoint(values) for p in ev.number_parts()) if values else False
+    if not values:
+        return False
+    texts: Sequence[str] = ev.texts
+    lang = ev.lang
+    if len(texts) > 1 and n.text:
+        # the passages that write the number as the sentence does (same normalisation) first: one of
+        # them most likely holds it, and the others are then not read (any() of the same passages in
+        # another order: the same result)
+        texts = sorted(texts, key=lambda t: n.text not in _evidence_norm(t, lang))
+    return any(not _evidence_numbers(t, lang)[0].isdisjoint(values) for t in texts)
 
 
 def _close(a: float, b: float) -> bool:
