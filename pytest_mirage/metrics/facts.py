@@ -883,8 +883,9 @@ def facts_of(text: str, lang: str) -> Facts:
 
 @lru_cache(maxsize=4096)
 def _sentence_facts(text: str, lang: str) -> Facts:
-    """:func:`facts_of` without the evidence side (all_numbers, all_months, words, text left empty):
-    what :func:`_check_sentence` reads of an answer sentence, which is never evidence."""
+    """:func:`facts_of` without the evidence side (all_numbers, all_months, words, text left empty,
+    and the negations' clauses): what :func:`_check_sentence` reads of an answer sentence, which is
+    never evidence."""
     return _facts(text, lang, evidence=False)
 
 
@@ -893,7 +894,9 @@ def _facts(text: str, lang: str, evidence: bool) -> Facts:
     t = norm(text, lang)
     numbers, values, months, all_months = _numbers(t, lex, text)
     names, quotes = _names(text, lang, lex)
-    f = Facts(numbers=tuple(numbers), months=tuple(months), negations=tuple(_negations(t, lex)),
+    # an answer sentence's own negations are read by their scope only (the clause is read of evidence)
+    negations = _negations(t, lex) if evidence else [Negation(site[0]) for site in _negation_sites(t, lex)]
+    f = Facts(numbers=tuple(numbers), months=tuple(months), negations=tuple(negations),
               names=tuple(names), quotes=tuple(quotes), units=frozenset(content_units(t, lang)))
     if not evidence:
         return f

@@ -1,6 +1,6 @@
 """The passage-by-passage fact checks of ``metrics/facts.py`` against the whole-evidence form they
-replace (kept here as the reference): the same FactCheck lists on generated answers and passages,
-cited and uncited, in several languages."""
+replace (kept here as the reference, with the answer sentences' full :func:`facts_of`): the same
+FactCheck lists on generated answers and passages, cited and uncited, in several languages."""
 
 from __future__ import annotations
 
@@ -79,6 +79,7 @@ def _reference(monkeypatch: pytest.MonkeyPatch, answer: str, passages: tuple[Pas
     clear_caches()
     with monkeypatch.context() as m:
         m.setattr(facts, "_check_sentence", ref_check_sentence)
+        m.setattr(facts, "_sentence_facts", facts.facts_of)  # the sentence's facts with the evidence side
         out = check_facts(answer, passages, lang)
     clear_caches()
     return out
