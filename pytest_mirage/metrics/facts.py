@@ -42,8 +42,8 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from itertools import accumulate, pairwise
@@ -582,7 +582,8 @@ def _numbers(t: str, lex: Lexicon, original: str) -> tuple[list[NumberFact], set
     months: list[int] = []
     all_months: set[int] = set()
     spans: list[tuple[int, int]] = []
-    for m in _DATE_ISO.finditer(t):
+    # (a date pattern finds nothing in a text without its separators: one C-level test each)
+    for m in _DATE_ISO.finditer(t) if "-" in t else ():
         y, mo, d = (int(x) for x in m.groups())
         for v in (y, mo, d):
             facts.append(NumberFact(frozenset({float(v)}), str(v), False))
@@ -590,7 +591,7 @@ def _numbers(t: str, lex: Lexicon, original: str) -> tuple[list[NumberFact], set
         if 1 <= mo <= 12:
             all_months.add(mo)
         spans.append(m.span())
-    for m in _DATE_NUM.finditer(t):
+    for m in _DATE_NUM.finditer(t) if "." in t or "/" in t else ():
         a, b, y = (int(x) for x in m.groups())
         for v in (a, b, y):
             facts.append(NumberFact(frozenset({float(v)}), str(v), False))
@@ -849,6 +850,25 @@ def _name_supported(name: str, ev: Evidence) -> bool:
     return False
 
 
+def _name_held(name: str, ev: Evidence) -> bool:
+    """The first test of :func:`_name_supported`, passage by passage (a True here is its True): the
+    name is a word of one passage, or (4+ characters, no newline) in the text of one."""
+    if not name or any(c.isspace() for c in name):  # (names never are: the general form)
+        text_too = len(name) >= 4 and "\n" not in name
+        return any(name in words or (text_too and name in text) for words, text in ev.word_parts())
+    # A passage's words are substrings of its text without whitespace, so a name (no whitespace) that
+    # is one of them is in its text too: a passage whose text lacks the name is passed over, and the
+    # words of one that has it are needed only for a name of under 4 characters. (A string without
+    # whitespace is in the normalised text exactly when it is in that text with its whitespace
+    # collapsed: the runs between whitespace are the same.)
+    short = len(name) < 4
+    lang = ev.lang
+    for t in ev.texts:
+        if name in _evidence_norm(t, lang) and (not short or name in _evidence_word_set(t, lang)):
+            return True
+    return False
+
+
 # ---------------------------------------------------------------- extraction
 
 _EVIDENCE_WORD = regex.compile(r"[\p{Latin}\p{Cyrillic}\p{Greek}\p{N}\p{M}]+(?:-[\p{Latin}\p{Cyrillic}\p{Greek}\p{N}\p{M}]+)*",
@@ -858,14 +878,30 @@ _EVIDENCE_WORD = regex.compile(r"[\p{Latin}\p{Cyrillic}\p{Greek}\p{N}\p{M}]+(?:-
 @lru_cache(maxsize=4096)
 def facts_of(text: str, lang: str) -> Facts:
     """The facts stated by ``text`` (an answer sentence without citation markers, or a passage)."""
+    return _facts(text, lang, evidence=True)
+
+
+@lru_cache(maxsize=4096)
+def _sentence_facts(text: str, lang: str) -> Facts:
+    """:func:`facts_of` without the evidence side (all_numbers, all_months, words, text left empty,
+    and the negations' clauses): what :func:`_check_sentence` reads of an answer sentence, which is
+    never evidence."""
+    return _facts(text, lang, evidence=False)
+
+
+def _facts(text: str, lang: str, evidence: bool) -> Facts:
     lex = lexicon(lang)
     t = norm(text, lang)
     numbers, values, months, all_months = _numbers(t, lex, text)
     names, quotes = _names(text, lang, lex)
-    return Facts(numbers=tuple(numbers), months=tuple(months), negations=tuple(_negations(t, lex)),
-                 names=tuple(names), quotes=tuple(quotes), all_numbers=frozenset(values),
-                 all_months=frozenset(all_months), words=_evidence_words(t), text=_collapse(t),
-                 units=frozenset(content_units(t, lang)))
+    # an answer sentence's own negations are read by their scope only (the clause is read of evidence)
+    negations = _negations(t, lex) if evidence else [Negation(site[0]) for site in _negation_sites(t, lex)]
+    f = Facts(numbers=tuple(numbers), months=tuple(months), negations=tuple(negations),
+              names=tuple(names), quotes=tuple(quotes), units=frozenset(content_units(t, lang)))
+    if not evidence:
+        return f
+    return replace(f, all_numbers=frozenset(values), all_months=frozenset(all_months), words=_evidence_words(t),
+                   text=_collapse(t))
 
 
 def _evidence_words(t: str) -> frozenset[str]:
@@ -900,11 +936,19 @@ def _evidence_negations(text: str, lang: str) -> tuple[_PassageNegation, ...]:
                  for scope, t, start, end in _negation_sites(_evidence_norm(text, lang), lexicon(lang)))
 
 
-@lru_cache(maxsize=4096)
 def _evidence_text(text: str, lang: str) -> tuple[frozenset[str], str]:
     """(words of :func:`_evidence_words`, the normalised text with its whitespace collapsed)."""
-    t = _evidence_norm(text, lang)
-    return _evidence_words(t), _collapse(t)
+    return _evidence_word_set(text, lang), _evidence_collapsed(text, lang)
+
+
+@lru_cache(maxsize=4096)
+def _evidence_word_set(text: str, lang: str) -> frozenset[str]:
+    return _evidence_words(_evidence_norm(text, lang))
+
+
+@lru_cache(maxsize=4096)
+def _evidence_collapsed(text: str, lang: str) -> str:
+    return _collapse(_evidence_norm(text, lang))
 
 
 class Evidence:
@@ -936,6 +980,35 @@ class Evidence:
             parts = [_evidence_text(t, self._lang) for t in self._texts]
             self._words = (frozenset().union(*(p[0] for p in parts)), "\n".join(p[1] for p in parts))
         return self._words
+
+    # Per passage, in order, each extracted only when the iteration reaches it: a fact the first
+    # passages already support needs nothing from the others (see _check_sentence).
+
+    def number_parts(self) -> Iterator[tuple[frozenset[float], frozenset[int]]]:
+        lang = self._lang
+        return (_evidence_numbers(t, lang) for t in self._texts)
+
+    def word_parts(self) -> Iterator[tuple[frozenset[str], str]]:
+        lang = self._lang
+        return (_evidence_text(t, lang) for t in self._texts)
+
+    def text_parts(self) -> Iterator[str]:
+        lang = self._lang
+        return (_evidence_collapsed(t, lang) for t in self._texts)
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        return self._texts
+
+    @property
+    def lang(self) -> str:
+        return self._lang
+
+    def negation_parts(self) -> Iterator[_PassageNegation]:
+        if self._negations is not None:
+            return iter(self._negations)
+        lang = self._lang
+        return (n for t in self._texts for n in _evidence_negations(t, lang))
 
     @property
     def all_numbers(self) -> frozenset[float]:
@@ -986,6 +1059,22 @@ def _number_supported(n: NumberFact, ev: Evidence) -> bool:
     return False
 
 
+def _number_held(n: NumberFact, ev: Evidence) -> bool:
+    """Some passage holds one of the values exactly (the first test of :func:`_number_supported`,
+    passage by passage: a True here is its True)."""
+    values = [v for v in n.values if v == v]
+    if not values:
+        return False
+    texts: Sequence[str] = ev.texts
+    lang = ev.lang
+    if len(texts) > 1 and n.text:
+        # the passages that write the number as the sentence does (same normalisation) first: one of
+        # them most likely holds it, and the others are then not read (any() of the same passages in
+        # another order: the same result)
+        texts = sorted(texts, key=lambda t: n.text not in _evidence_norm(t, lang))
+    return any(not _evidence_numbers(t, lang)[0].isdisjoint(values) for t in texts)
+
+
 def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
 
@@ -1002,7 +1091,8 @@ def _prefixes(units: frozenset[str]) -> frozenset[str]:
     return frozenset(w[:4] for w in units if len(w) >= 4)
 
 
-PER_TEXT_CACHES.extend((facts_of, _evidence_norm, _evidence_numbers, _evidence_negations, _evidence_text, _prefixes))
+PER_TEXT_CACHES.extend((facts_of, _sentence_facts, _evidence_norm, _evidence_numbers, _evidence_negations,
+                         _evidence_word_set, _evidence_collapsed, _prefixes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -1039,20 +1129,28 @@ def check_facts(answer: str, passages: Sequence[Passage], lang: str) -> list[Fac
             if everything is None:
                 everything = Evidence.of_passages(passages, lang)
             ev = everything
-        out.extend(_check_sentence(facts_of(text, lang), ev))
+        out.extend(_check_sentence(_sentence_facts(text, lang), ev))
     return out
 
 
 def _check_sentence(f: Facts, ev: Evidence) -> list[FactCheck]:
-    out = [FactCheck("number", n.text, _number_supported(n, ev)) for n in f.numbers]
-    out += [FactCheck("month", str(m), m in ev.all_months) for m in f.months]
-    out += [FactCheck("name", n, _name_supported(n, ev)) for n in f.names]
-    out += [FactCheck("quote", q, q in ev.text) for q in f.quotes]
+    # Each fact is first looked for passage by passage (Evidence.*_parts extract a passage only when
+    # the iteration reaches it), and a fact some passage supports is decided there: membership in a
+    # union is membership in one of its parts, and a string without a newline is in the passages
+    # joined by newlines exactly when it is in one of them. Only a fact none of them holds as such
+    # takes the whole-evidence test (which then reads every passage, as before).
+    out = [FactCheck("number", n.text, _number_held(n, ev) or _number_supported(n, ev)) for n in f.numbers]
+    out += [FactCheck("month", str(m), any(m in p[1] for p in ev.number_parts())) for m in f.months]
+    out += [FactCheck("name", n, _name_held(n, ev) or _name_supported(n, ev)) for n in f.names]
+    out += [FactCheck("quote", q, any(q in t for t in ev.text_parts()) if q and "\n" not in q else q in ev.text)
+            for q in f.quotes]
     for neg in f.negations:
-        ok = any(_overlap(neg.scope, e.scope) >= 1 for e in ev.negations) if neg.scope else bool(ev.negations)
+        # (any and bool read the negations in order and stop at the first that decides)
+        ok = any(_overlap(neg.scope, e.scope) >= 1 for e in ev.negation_parts()) if neg.scope else \
+            any(True for _ in ev.negation_parts())
         out.append(FactCheck("negation", " ".join(sorted(neg.scope)), ok))
     if not f.negations and f.units:
-        for e in ev.negations:
+        for e in ev.negation_parts():  # the passages after the first dropped negation are not read
             # the scope first: it is at hand, the clause is computed when read (either one will do)
             if _repeated(e.scope, f.units) or _repeated(e.clause, f.units):
                 out.append(FactCheck("dropped_negation", " ".join(sorted(e.scope)), False))
