@@ -956,13 +956,12 @@ class Evidence:
     number and month they mention, their negations, their words and text, each part extracted
     (once per passage and language, cached) the first time a fact of the sentence asks for it."""
 
-    __slots__ = ("_lang", "_negations", "_numbers", "_texts", "_words")
+    __slots__ = ("_lang", "_numbers", "_texts", "_words")
 
     def __init__(self, texts: Sequence[str], lang: str) -> None:
         self._texts = tuple(texts)
         self._lang = lang
         self._numbers: tuple[frozenset[float], frozenset[int]] | None = None
-        self._negations: tuple[_PassageNegation, ...] | None = None
         self._words: tuple[frozenset[str], str] | None = None
 
     @classmethod
@@ -1005,8 +1004,6 @@ class Evidence:
         return self._lang
 
     def negation_parts(self) -> Iterator[_PassageNegation]:
-        if self._negations is not None:
-            return iter(self._negations)
         lang = self._lang
         return (n for t in self._texts for n in _evidence_negations(t, lang))
 
@@ -1020,9 +1017,7 @@ class Evidence:
 
     @property
     def negations(self) -> tuple[_PassageNegation, ...]:
-        if self._negations is None:
-            self._negations = tuple(n for t in self._texts for n in _evidence_negations(t, self._lang))
-        return self._negations
+        return tuple(self.negation_parts())
 
     @property
     def words(self) -> frozenset[str]:
@@ -1045,16 +1040,14 @@ def _significant(x: float) -> int:
 
 
 def _number_supported(n: NumberFact, ev: Evidence) -> bool:
+    # (the values some passage holds exactly are found first, passage by passage: _number_held)
     evidence = ev.all_numbers
-    # a value the evidence holds exactly is close to it (math.isclose(v, v) holds for every v but NaN)
-    if any(v in evidence for v in n.values if v == v):
-        return True
     if any(_close(v, e) for v in n.values for e in evidence):
         return True
     if n.approximate:
         for v in n.values:
             sig = _significant(v)
-            if any(e >= APPROX_MIN / 10 and _close(_sig_round(e, sig), v) for e in ev.all_numbers):
+            if any(e >= APPROX_MIN / 10 and _close(_sig_round(e, sig), v) for e in evidence):
                 return True
     return False
 
