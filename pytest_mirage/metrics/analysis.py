@@ -214,11 +214,6 @@ class TextAnalysis:
         return "".join(self.normalized.split())
 
     @cached_property
-    def char_ngrams(self) -> list[Counter[str]]:
-        """chrF: orders 1..6 of :attr:`normalized` without whitespace."""
-        return char_ngrams(self.normalized)
-
-    @cached_property
     def char3(self) -> Counter[str]:
         """QTT-RAG character 3-grams (with the hypothesis' 1- and 2-unit grams for an answer)."""
         return _char3_of(self.normalized, hypothesis=self.hypothesis, variant=True)
