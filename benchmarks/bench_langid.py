@@ -27,12 +27,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pytest_mirage.langcodes import MIRAGE_LANGUAGES  # noqa: E402
 from pytest_mirage.metrics import builtin_registry  # noqa: E402
 from pytest_mirage.metrics.base import Sample  # noqa: E402
 from pytest_mirage.models.base import Answer  # noqa: E402
 from pytest_mirage.suites.model import Case  # noqa: E402
 from pytest_mirage.text import langid  # noqa: E402
+from pytest_mirage.text.langcodes import MIRAGE_LANGUAGES  # noqa: E402
 
 REG = builtin_registry()
 DEFAULT_DATA = ROOT / ".." / "shared" / "data" / "miracl-v1.0-dev"

@@ -38,7 +38,7 @@ from pytest_mirage.stats import (
     paired_test,
     parse_regression_gate,
 )
-from pytest_mirage.stats.simulate import ppi_coverage, regression_flag_rate, simulate_paired_scores
+from tests.helpers.simulate_stats import ppi_coverage, regression_flag_rate, simulate_paired_scores
 
 N_CASES = 11_195
 # MIRACL v1.0 dev queries per language (docs/miracl-counts.md), scaled to MIRAGE's 11,195 pairs

@@ -37,9 +37,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pytest_mirage.langcodes import MIRAGE_LANGUAGES  # noqa: E402
 from pytest_mirage.prompts import strip_citations  # noqa: E402
 from pytest_mirage.text import langid  # noqa: E402
+from pytest_mirage.text.langcodes import MIRAGE_LANGUAGES  # noqa: E402
 
 DETECTION_LANGS = ("ar", "bn", "de", "en", "es", "fa", "fi", "fr", "hi", "id", "ru", "sw", "yo")
 CANDIDATES: tuple[tuple[str, ...], ...] = (  # cheapest first

@@ -20,9 +20,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_mirage.langcodes import MIRAGE_LANGUAGES
 from pytest_mirage.suites.problems import Problems
 from pytest_mirage.suites.sources import load_source_spec, miracl_file, read_qrels, read_topics
+from pytest_mirage.text.langcodes import MIRAGE_LANGUAGES
 
 # the repository's sibling folder "shared" (../shared/data next to the checkout); else pass the folder
 DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "miracl-v1.0-dev"

@@ -25,13 +25,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.cmd == "new-suite":
-            from .scaffold import new_suite
+            from .cli.scaffold import new_suite
 
             for p in new_suite(args.path, mode=args.mode):
                 print(f"wrote {p}")
             print(f"next: edit the files, then run: pytest {args.path}")
         elif args.cmd == "make-runs":
-            from .refruns import make_runs
+            from .cli.refruns import make_runs
 
             written = make_runs(args.suite, args.model or ["extractive"])
             for p in written:
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"note: {p} is not matched by the manifest's runs = [...]; add "
                           f'runs = ["runs/*.jsonl"] to the [suite] table so the leaderboard shows it', file=sys.stderr)
         elif args.cmd == "self-check":
-            from .selfcheck import self_check
+            from .cli.selfcheck import self_check
             from .suites.resolve import load_ref, suite_ref
 
             result = self_check(load_ref(suite_ref(args.suite, Path.cwd())))

@@ -15,15 +15,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from . import hookspecs, options
+from .config import options
+from .pytest import hookspecs
 
 if TYPE_CHECKING:
+    from .evaluate.answering import Answerer, Job
+    from .evaluate.context import RunContext
+    from .finish.report import Finished
     from .models.base import Answer
     from .models.registry import ModelSpec
     from .results import CaseResult
-    from .run.answering import Answerer, Job
-    from .run.context import RunContext
-    from .run.finish import Finished
     from .suites.model import Case
 
 MANIFEST = "suite.toml"
@@ -291,7 +292,7 @@ class ModelUnderTest:
         """The model's answer to ``case`` (raises ModelError when it has none)."""
         from .engine import run_requests
         from .errors import ModelError
-        from .run.requests import build_request
+        from .evaluate.requests import build_request
 
         ctx = self._ctl.ctx
         adapter = ctx.adapter(self.spec)
@@ -342,10 +343,10 @@ class MirageController:
     """Per-run hooks of an active pytest-mirage run (registered by :func:`activate`)."""
 
     def __init__(self, config: pytest.Config) -> None:
+        from .config.settings import resolve
         from .errors import ConfigError, MirageError
-        from .run.answering import Answerer
-        from .run.context import RunContext
-        from .settings import resolve
+        from .evaluate.answering import Answerer
+        from .evaluate.context import RunContext
 
         self.config = config
         self.is_worker = hasattr(config, "workerinput")
@@ -363,7 +364,7 @@ class MirageController:
             self.ctx.validate()
         except (ConfigError, MirageError) as exc:
             raise pytest.UsageError(str(exc)) from None
-        from .run.judging import Judging
+        from .evaluate.judging import Judging
 
         self.judging = Judging(self.ctx)
         try:
@@ -385,7 +386,7 @@ class MirageController:
         if not self.is_worker:
             s = self.ctx.settings
             if s.baseline is not None:
-                from .run.baseline import load_baseline
+                from .finish.baseline import load_baseline
 
                 try:
                     self.baseline = (s.baseline, load_baseline(s.baseline))
@@ -396,8 +397,8 @@ class MirageController:
     def _metrics(config: pytest.Config) -> Any:
         from importlib.metadata import entry_points
 
+        from .evaluate.judging import register_judge_metrics
         from .metrics.base import builtin_registry
-        from .run.judging import register_judge_metrics
 
         metrics = builtin_registry()
         register_judge_metrics(metrics)
@@ -483,7 +484,7 @@ class MirageController:
         """This process's jobs of ``item``'s model: all its items (planned once per model), or under
         xdist the items queued for this worker."""
         if self.is_worker:
-            from .compat import xdist_queued_items
+            from .pytest.compat import xdist_queued_items
 
             queued = xdist_queued_items(self.config, item.session.items)
             return [(it.ref, it.case, it.repeat) for it in queued
@@ -574,7 +575,7 @@ class MirageController:
         return ref
 
     def check(self, answer: Any, case: Case, rules: Sequence[str], *, model: str, where: str) -> CaseResult:
-        from .run.checks import check_answer
+        from .evaluate.checks import check_answer
 
         ref = self.ref_of(case)
         return check_answer(self.ctx, self.judging, ref, case, answer, rules, model=model, where=where)
@@ -587,8 +588,8 @@ class MirageController:
             self.config.workeroutput[JUDGE_HEALTH_KEY] = self.judging.health_json()  # type: ignore[attr-defined]
             return
         from .errors import MirageError
+        from .finish.report import finish_run
         from .report.model import CollectionError
-        from .run.finish import finish_run
 
         s = self.ctx.settings
         if not self.results and not s.writes_reports and not self.collection_errors:
@@ -665,7 +666,7 @@ class MirageController:
             for line in summary_lines(ctx.stats, str(path) if path else None):
                 write(line)
         if self._collected:
-            from .run.suite_stats import run_stats_lines
+            from .finish.collected import run_stats_lines
 
             lines = run_stats_lines(ctx, self._collected, list(self.results.values()))
             if lines:

@@ -17,7 +17,7 @@ from .bt import (
     fit_strengths,
     mle_strengths,
 )
-from .stats import ArenaError, competition_ranks, kendall_tau, percentile_interval, r2_score
+from .numerics import ArenaError, competition_ranks, kendall_tau, percentile_interval, r2_score
 from .surrogate import (
     Surrogate,
     SurrogateError,

@@ -29,7 +29,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 from numpy.typing import NDArray
 
-from .stats import ArenaError, competition_ranks
+from .numerics import ArenaError, competition_ranks
 
 Winner = Literal["A", "B", "tie"]
 TieMode = Literal["drop", "half"]

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .bt import Battle, Winner
-from .stats import ArenaError
+from .numerics import ArenaError
 
 MAX_FILE_BYTES = 1 << 30  # 1 GiB: MIRAGE-Bench's judgments for all 18 languages are far smaller
 MAX_LINE_CHARS = 1 << 20

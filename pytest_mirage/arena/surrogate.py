@@ -40,7 +40,7 @@ from numpy.typing import NDArray
 from ..defaults import SCORING_MODES
 from ..errors import did_you_mean
 from .bt import DEFAULT_ALPHA, Battle, TieMode, battle_counts, bootstrap_strengths, fit_strengths
-from .stats import ArenaError, competition_ranks, kendall_tau, percentile_interval, r2_score
+from .numerics import ArenaError, competition_ranks, kendall_tau, percentile_interval, r2_score
 
 FORMAT = "pytest-mirage-surrogate"
 FORMAT_VERSION = 1

@@ -14,6 +14,7 @@ from ..models.base import AsyncModelAdapter, BatchModelAdapter, EngineRequest, P
 from ..models.faults import RetryPolicy, TransientError, parse_retry_after, redact
 from ..models.options import parse_choice, parse_flag, parse_int, parse_number
 from .cache import CACHE_FILE, CACHE_FORMAT, AnswerCache, CacheUnavailable, cache_key
+from .counters import EngineStats, summary_lines
 from .progress import PROGRESS_STYLES, ProgressReporter
 from .scheduler import (
     BREAKER_AFTER,
@@ -23,7 +24,6 @@ from .scheduler import (
     cache_file,
     run_requests,
 )
-from .stats import EngineStats, summary_lines
 
 __all__ = [
     "BREAKER_AFTER",

@@ -27,8 +27,8 @@ from .cache import (
     decode_answer,
     warn_bad_entry,
 )
+from .counters import EngineStats
 from .progress import PROGRESS_STYLES, ProgressReporter
-from .stats import EngineStats
 
 CACHE_MODES = ("use", "refresh", "off", "replay-only")
 DEFAULT_CONCURRENCY = defaults.CONCURRENCY

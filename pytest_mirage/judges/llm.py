@@ -36,10 +36,10 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from ..errors import ConfigError, ModelError
-from ..langcodes import language_name
 from ..models.base import ResponseFormat
 from ..prompts import strip_citations
 from ..suites.model import Passage
+from ..text.langcodes import language_name
 from . import structured as st
 from .base import Complete, FormatComplete, JudgeHealth, JudgeItem, JudgeScore, Reply, null_score
 from .pairwise import format_documents

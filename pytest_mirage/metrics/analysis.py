@@ -133,13 +133,6 @@ def _punct_table() -> dict[int, None]:
     return dict.fromkeys(cp for cp in range(sys.maxunicode + 1) if unicodedata.category(chr(cp))[0] in "PS")
 
 
-def _add_grams(grams: Counter[str], units: Sequence[str]) -> None:
-    if len(units) < 3:
-        grams["".join(units)] += 1
-    else:
-        grams.update(map("".join, zip(units, units[1:], units[2:], strict=False)))
-
-
 def char3_grams(text: str, lang: str, *, hypothesis: bool = False, variant: bool = True) -> Counter[str]:
     """Character 3-grams of ``text`` as QTT-RAG counts them (see
     :func:`pytest_mirage.metrics.overlap.char3_grams` for the definition)."""
@@ -148,7 +141,7 @@ def char3_grams(text: str, lang: str, *, hypothesis: bool = False, variant: bool
 
 def _char3_of(normalized: str, *, hypothesis: bool, variant: bool) -> Counter[str]:
     # every gram goes into one list, counted once at the end (the same multiset as one Counter
-    # updated per segment with _add_grams); a string's 3-grams as slices, a unit list's joined
+    # updated per segment); a string's 3-grams as slices, a unit list's joined
     cleaned = normalized.translate(_punct_table())
     grams: list[str] = []
     if not variant or not _ANY_UNIT_RE.search(cleaned):

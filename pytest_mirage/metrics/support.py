@@ -127,7 +127,7 @@ def support_lexical_uncited(s: Sample) -> float:
 def faithfulness_metric(signal: Metric) -> Metric:
     """The ``faithfulness`` metric computed as ``signal`` (the offline default); when a claim-level
     LLM or an NLI judge is configured, the judge phase replaces its value with that judge's
-    (:mod:`pytest_mirage.run.judging`) and the report names the signal it resolved to."""
+    (:mod:`pytest_mirage.evaluate.judging`) and the report names the signal it resolved to."""
     return Metric("faithfulness", signal.fn, higher_is_better=signal.higher_is_better,
                   description=f"Faithfulness of the answer to its context; resolved to {signal.name} unless a "
                               f"support_llm or support_nli judge is configured: {signal.description}",

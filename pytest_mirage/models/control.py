@@ -10,8 +10,8 @@ import random
 from collections.abc import Mapping
 
 from ..errors import ConfigError
-from ..retrieval import corpus_map, index_for
 from ..seeding import seeded_rng
+from ..suites.bm25 import corpus_map, index_for
 from ..suites.model import Case, Passage
 from ..text.tokenize import split_sentences
 from .base import Answer, ModelRequest, OfflineModel

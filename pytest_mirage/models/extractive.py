@@ -12,7 +12,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from ..retrieval import index_for, terms
+from ..suites.bm25 import index_for, terms
 from ..suites.model import Passage
 from ..text.tokenize import split_sentences
 from .base import Answer, ModelRequest, OfflineModel

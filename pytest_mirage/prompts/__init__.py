@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ..langcodes import language_name
 from ..suites.model import Case, Passage
+from ..text.langcodes import language_name
 
 PLACEHOLDERS = ("question", "contexts", "language")
 MAX_PASSAGE_CHARS = 4000  # MIRAGE trims passages to 800 tokens; ~4000 characters is its equivalent
@@ -21,20 +21,6 @@ TEMPLATE_VERSION = "1"
 def builtin_templates() -> list[str]:
     return sorted(p.name[:-4] for p in resources.files(__package__).joinpath("templates").iterdir()
                   if p.name.endswith(".txt"))
-
-
-def check_template(name: str, suite_root: Path | None) -> str | None:
-    """Error text when ``name`` is neither a built-in template nor a readable file."""
-    if name in builtin_templates():
-        return None
-    if suite_root is not None and (suite_root / name).is_file():
-        text = (suite_root / name).read_text(encoding="utf-8")
-        missing = [p for p in ("question", "contexts") if "{{" + p + "}}" not in text]
-        if missing:
-            return f"{name!r} lacks the placeholders {['{{' + m + '}}' for m in missing]}"
-        return None
-    return (f"found {name!r}; expected a built-in template ({', '.join(builtin_templates())}) "
-            "or a path relative to the suite folder")
 
 
 def load_template(name: str, suite_root: Path | None = None) -> str:

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .._version import __version__
+from ..aggregate.rules import GateResult
 from ..errors import MirageError
 from ..results import CaseResult
-from ..rules import GateResult
 from .format import report_value
 from .leaderboard import LeaderboardRow
 

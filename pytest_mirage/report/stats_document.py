@@ -2,7 +2,7 @@
 gates, head-to-head, repeated samples, judge calibration) and of the metric judges' health.
 
 They read the JSON-able sections of :attr:`RunReport.statistics` (written by
-:mod:`pytest_mirage.run.finish` from :mod:`pytest_mirage.stats`) and :attr:`RunReport.judge_health`.
+:mod:`pytest_mirage.finish.report` from :mod:`pytest_mirage.stats`) and :attr:`RunReport.judge_health`.
 """
 
 from __future__ import annotations

@@ -54,10 +54,6 @@ def z_quantile(p: float) -> float:
     return _NORMAL.inv_cdf(p)
 
 
-def normal_cdf(x: float) -> float:
-    return _NORMAL.cdf(x)
-
-
 def vector(values: ArrayLike, name: str) -> NDArray[np.float64]:
     """A 1-d float vector of finite numbers, or a :class:`StatsError` naming the first bad value."""
     try:

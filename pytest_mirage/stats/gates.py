@@ -90,7 +90,7 @@ def parse_regression_gate(expr: str, *, source: str = "", suite: str | None = No
                          f"expected one of {list(REGRESSION_STATS)}.{did_you_mean(stat, REGRESSION_STATS)}")
     lang = m["lang"]
     if lang is not None:
-        from ..langcodes import check_lang
+        from ..text.langcodes import check_lang
 
         if err := check_lang(lang):
             raise StatsError(f"regression gate {expr!r}: @{lang}: {err}")

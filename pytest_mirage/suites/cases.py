@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import did_you_mean
-from ..langcodes import check_lang
+from ..text.langcodes import check_lang
 from .checks import id_problem, is_plain_id
 from .jsonl import iter_jsonl
 from .model import Case, Mode, Passage
@@ -23,7 +23,7 @@ CORPUS_KEYS = ("id", "doc", "text", "title", "lang")
 _KEY_SETS = {keys: frozenset(keys) for keys in (CASE_KEYS, PASSAGE_KEYS, CORPUS_KEYS)}
 
 # A character for which str.isalnum() is true: \w is exactly isalnum() or "_" (both use the same
-# Unicode alphabetic/numeric tables; tests/unit/test_speed_suites.py checks every code point).
+# Unicode alphabetic/numeric tables; tests/unit/test_fastpath_suite_loading.py checks every code point).
 _ALNUM = re.compile(r"[^\W_]")
 
 # Fast paths. Loading a suite validates every case line and passage; on a valid line the detailed

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 
+from pytest_mirage.aggregate.rules import GateResult
 from pytest_mirage.report.leaderboard import build_leaderboard
 from pytest_mirage.report.model import (
     ArenaRow,
@@ -16,7 +17,6 @@ from pytest_mirage.report.model import (
     SuiteInfo,
 )
 from pytest_mirage.results import CaseResult
-from pytest_mirage.rules import GateResult
 
 # a model name that is markup in HTML, Markdown and rich, and carries an escape sequence
 EVIL_MODEL = "evil<script>alert(1)</script>[/bold]|*x*\x1b[31m"

@@ -26,7 +26,7 @@ def test_importing_the_plugin_imports_no_numpy_and_no_heavy_library() -> None:
 
 
 def test_running_without_judges_imports_no_heavy_library() -> None:
-    mods = _imported_after("import pytest_mirage.plugin, pytest_mirage.run.finish, pytest_mirage.run.answering, "
+    mods = _imported_after("import pytest_mirage.plugin, pytest_mirage.finish.report, pytest_mirage.evaluate.answering, "
                            "pytest_mirage.metrics.builtin, pytest_mirage.report.html")
     assert not {m for m in mods if m.split(".")[0] in HEAVY}, sorted(mods)
 
@@ -127,7 +127,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 def _component(module: str) -> str:
-    """The package a module belongs to (``pytest_mirage.run.finish`` -> ``pytest_mirage.run``); top-level
+    """The package a module belongs to (``pytest_mirage.finish.report`` -> ``pytest_mirage.evaluate``); top-level
     modules are their own component."""
     parts = module.split(".")
     return ".".join(parts[:2])
@@ -139,7 +139,7 @@ def test_module_import_graph_has_no_cycles() -> None:
     graph.pop("pytest_mirage", None)
     for deps in graph.values():
         deps.discard("pytest_mirage")
-    assert graph.get("pytest_mirage.run.finish")
+    assert graph.get("pytest_mirage.finish.report")
     assert _cycle(graph) is None, " -> ".join(_cycle(graph) or [])
 
 

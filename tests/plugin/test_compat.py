@@ -24,7 +24,7 @@ def counting(adapter, requests, settings=None):
     return _real(adapter, requests, settings)
 
 def pytest_configure(config):
-    import pytest_mirage.run.answering as answering
+    import pytest_mirage.evaluate.answering as answering
     answering.run_requests = counting
 
 def pytest_sessionfinish(session):

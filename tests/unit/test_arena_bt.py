@@ -18,8 +18,8 @@ from pytest_mirage.arena.bt import (
     mle_strengths,
     resample_counts,
 )
-from pytest_mirage.arena.simulate import simulate_battles
-from pytest_mirage.arena.stats import kendall_tau
+from pytest_mirage.arena.numerics import kendall_tau
+from tests.helpers.simulate_arena import simulate_battles
 
 
 def _random_battles(n_models: int, n_queries: int, seed: int, tie_share: float = 0.0) -> list[Battle]:

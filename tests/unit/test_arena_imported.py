@@ -9,8 +9,8 @@ import pytest
 
 from pytest_mirage.arena.bt import bradley_terry
 from pytest_mirage.arena.imported import JudgmentFileError, battle_reliability, read_judgments
-from pytest_mirage.arena.simulate import simulate_battles, simulate_features
 from pytest_mirage.arena.surrogate import SurrogateError, load_surrogate, train_surrogate
+from tests.helpers.simulate_arena import simulate_battles, simulate_features
 
 
 def _write(tmp_path: Path, rows: list[object], name: str = "j.jsonl") -> Path:

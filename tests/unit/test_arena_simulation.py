@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from pytest_mirage.arena.bt import bradley_terry
-from pytest_mirage.arena.simulate import simulate_battles, simulate_features
-from pytest_mirage.arena.stats import kendall_tau
+from pytest_mirage.arena.numerics import kendall_tau
 from pytest_mirage.arena.surrogate import surrogate_health
+from tests.helpers.simulate_arena import simulate_battles, simulate_features
 
 QUALITIES = {f"sys{k:02d}": float(v) for k, v in enumerate(np.linspace(-1.5, 1.5, 19))}
 NAMES = sorted(QUALITIES)

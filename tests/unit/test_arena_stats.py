@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pytest_mirage.arena.stats import (
+from pytest_mirage.arena.numerics import (
     ArenaError,
     competition_ranks,
     kendall_tau,

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from pytest_mirage.config.options import Raw
+from pytest_mirage.config.settings import _arena_judge
 from pytest_mirage.errors import ConfigError, FormatRejected, ModelError
 from pytest_mirage.judges import structured as st
 from pytest_mirage.judges.base import JudgeHealth
@@ -27,9 +29,7 @@ from pytest_mirage.judges.pairwise import (
 )
 from pytest_mirage.models.base import ResponseFormat
 from pytest_mirage.models.registry import ModelRegistry, parse_model_spec
-from pytest_mirage.options import Raw
 from pytest_mirage.report.stats_lines import OUTPUT_KEYS
-from pytest_mirage.settings import _arena_judge
 from pytest_mirage.suites.model import Case, Passage
 from tests.helpers.fake_openai import (
     FakeOpenAIServer,
@@ -261,8 +261,8 @@ def test_a_judge_model_whose_extra_sets_response_format_is_refused_while_the_jud
 
 def test_a_metric_judge_model_whose_extra_sets_response_format_is_refused_too() -> None:
     pytest.importorskip("openai")
+    from pytest_mirage.evaluate.judging import structured_mode
     from pytest_mirage.judges.spec import parse_judge_spec
-    from pytest_mirage.run.judging import structured_mode
 
     spec = parse_judge_spec('fluency_llm=openai:m?base_url=http://127.0.0.1:9/v1&extra={"response_format": '
                             '{"type": "json_object"}}', source="--mirage-judges")
@@ -279,9 +279,10 @@ def test_a_metric_judge_model_whose_extra_sets_response_format_is_refused_too() 
 def _http_arena(server: FakeOpenAIServer, cache: Path, structured: str) -> tuple[dict[str, Any], list[Any]]:
     pytest.importorskip("openai")
     from pytest_mirage.engine import EngineSettings, EngineStats, run_requests
+    from pytest_mirage.evaluate.requests import prompt_id
+    from pytest_mirage.finish.arena import ArenaOutcome, judge_and_fit
     from pytest_mirage.models.base import Answer, PromptRequest
     from pytest_mirage.models.openai_adapter import create
-    from pytest_mirage.run.arena_step import ArenaOutcome, judge_and_fit, prompt_id
 
     model = create(parse_model_spec(f"openai:fake-judge?base_url={server.base_url}"))
     settings = EngineSettings(cache_dir=cache, stats=EngineStats())

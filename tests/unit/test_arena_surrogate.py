@@ -15,7 +15,6 @@ from sklearn.ensemble import RandomForestRegressor
 
 from pytest_mirage.arena import surrogate as surrogate_mod
 from pytest_mirage.arena.bt import bradley_terry
-from pytest_mirage.arena.simulate import simulate_battles, simulate_features
 from pytest_mirage.arena.surrogate import (
     HealthThresholds,
     Surrogate,
@@ -29,6 +28,7 @@ from pytest_mirage.arena.surrogate import (
     surrogate_health,
     train_surrogate,
 )
+from tests.helpers.simulate_arena import simulate_battles, simulate_features
 
 QUALITIES = {f"sys{k:02d}": float(v) for k, v in enumerate(np.linspace(-1.5, 1.5, 12))}
 

@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 from pytest_mirage.arena.bt import bradley_terry
-from pytest_mirage.arena.simulate import simulate_features
-from pytest_mirage.arena.stats import kendall_tau
+from pytest_mirage.arena.numerics import kendall_tau
 from pytest_mirage.arena.surrogate import train_surrogate
 from pytest_mirage.errors import ConfigError, ModelError
 from pytest_mirage.judges.pairwise import (
@@ -34,6 +33,7 @@ from pytest_mirage.judges.pairwise import (
     to_battles,
 )
 from pytest_mirage.suites.model import Case, Passage
+from tests.helpers.simulate_arena import simulate_features
 
 FORMAT_QUOTE = ('I must end with "[[A]]" if assistant A is better, "[[B]]" if assistant B is better, '
                 'and "[[C]]" for a tie.')

@@ -293,8 +293,8 @@ def test_structured_option_parses_and_reaches_the_judge() -> None:
 
 
 def test_the_mode_follows_what_the_judge_models_adapter_can_do() -> None:
+    from pytest_mirage.evaluate.judging import structured_mode
     from pytest_mirage.models.registry import ModelRegistry
-    from pytest_mirage.run.judging import structured_mode
 
     spec = parse_judge_spec("fluency_llm=extractive")
     model = spec.model_spec()

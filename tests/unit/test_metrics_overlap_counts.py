@@ -4,6 +4,7 @@ with chrF) equal the per-word, per-segment definition, on many texts across scri
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,16 +18,23 @@ CHARS = st.sampled_from(list("abcab aé\u0301ñ") + list("нейа") + list("द
 TEXT = st.lists(CHARS, max_size=60).map("".join)
 
 
+def _add_grams(grams: Counter[str], units: Sequence[str]) -> None:
+    if len(units) < 3:
+        grams["".join(units)] += 1
+    else:
+        grams.update(map("".join, zip(units, units[1:], units[2:], strict=False)))
+
+
 def _char3_by_segment(text: str, lang: str, hypothesis: bool) -> Counter[str]:
     # the per-word, per-segment definition (every word through the segment regex)
     grams: Counter[str] = Counter()
     for word in normalize(text, lang).translate(analysis._punct_table()).split():
         for m in analysis._SEGMENT_RE.finditer(word):
             if m.lastgroup == "other":
-                analysis._add_grams(grams, m.group())
+                _add_grams(grams, m.group())
                 continue
             units = analysis._UNIT_RE.findall(m.group())
-            analysis._add_grams(grams, units)
+            _add_grams(grams, units)
             if hypothesis and len(units) > 1:
                 grams.update(units)
                 if len(units) > 2:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_mirage.aggregate.rules import GateResult
 from pytest_mirage.report.github import (
     Annotation,
     annotation_lines,
@@ -20,7 +21,6 @@ from pytest_mirage.report.github import (
 from pytest_mirage.report.markdown import STEP_SUMMARY_LIMIT
 from pytest_mirage.report.model import CaseDetail, CollectionError, RunReport
 from pytest_mirage.results import CaseResult
-from pytest_mirage.rules import GateResult
 from tests.helpers.reports import sample_report
 
 COMMAND = re.compile(r"^::(error|warning|notice)( [^:]*)?::(.*)$")

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
+from pytest_mirage.aggregate.rules import merge_rules, parse_rule, statistic
 from pytest_mirage.errors import ConfigError
 from pytest_mirage.prompts import find_citations, parse_output, strip_citations
-from pytest_mirage.rules import merge_rules, parse_rule, statistic
 from pytest_mirage.stats.intervals import bootstrap_mean_ci
 
 

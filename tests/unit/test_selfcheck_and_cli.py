@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_mirage.__main__ import main
-from pytest_mirage.selfcheck import self_check
+from pytest_mirage.cli.selfcheck import self_check
 from pytest_mirage.suites.loader import load_suite
 
 ROOT = Path(__file__).resolve().parents[2]

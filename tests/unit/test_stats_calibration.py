@@ -24,7 +24,7 @@ from pytest_mirage.stats import (
     roc_auc,
 )
 from pytest_mirage.stats.labels import Label
-from pytest_mirage.stats.simulate import ppi_coverage, simulate_judged
+from tests.helpers.simulate_stats import ppi_coverage, simulate_judged
 
 # ---------------------------------------------------------------- PPI
 

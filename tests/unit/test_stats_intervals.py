@@ -147,7 +147,7 @@ def test_detectable_effects_per_group() -> None:
 
 
 def test_the_statistics_core_imports_neither_pytest_nor_scipy() -> None:
-    code = ("import sys, pytest_mirage.stats, pytest_mirage.stats.simulate; "
+    code = ("import sys, pytest_mirage.stats, tests.helpers.simulate_stats; "
             "print(sorted(m for m in ('pytest', 'scipy', '_pytest', 'sklearn') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -22,7 +22,7 @@ from pytest_mirage.stats import (
     parse_regression_gate,
     records_from_report,
 )
-from pytest_mirage.stats.simulate import regression_flag_rate, simulate_paired_scores
+from tests.helpers.simulate_stats import regression_flag_rate, simulate_paired_scores
 
 
 def rec(case: str, lang: str, model: str, outcome: str = "passed", suite: str = "s", repeat: int | None = None,

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from pytest_mirage.errors import ModelError, SuiteError
-from pytest_mirage.langcodes import MIRAGE_LANGUAGES, check_lang, language_name
 from pytest_mirage.models.replay import ReplayModel
 from pytest_mirage.suites.loader import load_suite
 from pytest_mirage.suites.resolve import bundled_suites, load_ref, suite_ref
 from pytest_mirage.suites.tomllines import key_lines
+from pytest_mirage.text.langcodes import MIRAGE_LANGUAGES, check_lang, language_name
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -221,7 +221,7 @@ def test_replay_file_without_suite_field_must_fit_the_suite(tmp_path: Path) -> N
 
 
 def test_replay_answers_are_errors_for_a_suite_the_file_does_not_fit(tmp_path: Path) -> None:
-    from pytest_mirage.run.requests import build_request
+    from pytest_mirage.evaluate.requests import build_request
 
     demo = load_suite(ROOT / "tests" / "data" / "demo")
     path = tmp_path / "run.jsonl"

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...langcodes import ISO639_1, ISO639_3_NAMES, check_lang
+from ...text.langcodes import ISO639_1, ISO639_3_NAMES, check_lang
 from ..cases import parse_case
 from ..jsonl import iter_jsonl
 from ..model import Case, Passage

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from urllib.parse import unquote
 
 from ...errors import SuiteError, did_you_mean
-from ...langcodes import check_lang
+from ...text.langcodes import check_lang
 from ..manifest import NAME_RE
 from ..problems import Problems
 

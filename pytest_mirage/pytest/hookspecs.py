@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from .metrics.base import MetricRegistry
-    from .models.registry import ModelRegistry
+    from ..metrics.base import MetricRegistry
+    from ..models.registry import ModelRegistry
 
 hookspec = pluggy.HookspecMarker("pytest")
 

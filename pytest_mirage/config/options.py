@@ -1,7 +1,7 @@
 """The option table: each ``--mirage-x`` flag (default None) is paired with a ``mirage_x`` ini key.
 
 This module is imported by the plugin at startup, so it imports nothing but the standard library.
-Values are *read* here (with where they came from); :mod:`pytest_mirage.settings` validates them.
+Values are *read* here (with where they came from); :mod:`pytest_mirage.config.settings` validates them.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from . import defaults
+from .. import defaults
 
 Kind = Literal["string", "list", "bool", "int"]
 

@@ -10,7 +10,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..aggregate.rules import Rule, evaluate_gates
 from ..errors import MirageError
+from ..evaluate.context import RunContext
+from ..evaluate.judging import Judging
+from ..evaluate.requests import HARNESS_RETRIEVER, suite_k
 from ..report.format import HEADLINE_METRICS
 from ..report.leaderboard import build_leaderboard
 from ..report.model import (
@@ -27,14 +31,10 @@ from ..report.model import (
     SurrogateScore,
 )
 from ..results import CaseResult
-from ..retrieval import corpus_map
-from ..rules import Rule, evaluate_gates
-from .arena_step import ArenaOutcome, run_arena, surrogate_dir
+from ..suites.bm25 import corpus_map
+from .arena import ArenaOutcome, run_arena, surrogate_dir
 from .baseline import Baseline, compare_with_baseline
-from .context import RunContext
-from .judging import Judging
 from .references import reference_results
-from .requests import HARNESS_RETRIEVER, suite_k
 
 
 def _excerpt(text: str, limit: int) -> str:

@@ -18,8 +18,8 @@ from ..models.base import Answer, ModelAdapter, ModelRequest
 from ..models.registry import ModelSpec
 from ..results import CaseResult
 from ..suites.model import Case, Suite
+from .case import evaluate
 from .context import RunContext
-from .evaluate import evaluate
 from .judging import Judged, Judging
 from .requests import build_request
 

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ._common import DEFAULT_ALPHA, StatsError, check_count
-from .calibration import ppi_mean
-from .gates import RegressionGate, evaluate_regression_gates
-from .intervals import normal_interval
-from .paired import compare_runs
+from pytest_mirage.stats._common import DEFAULT_ALPHA, StatsError, check_count
+from pytest_mirage.stats.calibration import ppi_mean
+from pytest_mirage.stats.gates import RegressionGate, evaluate_regression_gates
+from pytest_mirage.stats.intervals import normal_interval
+from pytest_mirage.stats.paired import compare_runs
 
 QUALITY_A, QUALITY_B = 2.0, 1.0
 QUALITY_MEAN = QUALITY_A / (QUALITY_A + QUALITY_B)

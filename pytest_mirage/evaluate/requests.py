@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import lru_cache
@@ -10,7 +11,7 @@ from typing import Any
 
 from ..models.base import Answer, ModelRequest
 from ..prompts import load_template, order_passages, parse_output, render
-from ..retrieval import corpus_map, index_for
+from ..suites.bm25 import corpus_map, index_for
 from ..suites.model import Case, Passage, Suite
 
 
@@ -90,3 +91,8 @@ def finalize_answer(request: ModelRequest, answer: Answer) -> Answer:
     if answer.reason is None and parsed.reason is not None:
         upd["reason"] = parsed.reason
     return replace(answer, **upd)
+
+
+def prompt_id(prompt: str) -> str:
+    """The cache id of a judge prompt (the first 16 hex digits of its SHA-256)."""
+    return hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16]

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..aggregate.rules import merge_rules, parse_rule
 from ..errors import ConfigError
 from ..models.base import Answer
 from ..results import CaseResult
-from ..rules import merge_rules, parse_rule
 from ..suites.model import Case
+from .case import evaluate
 from .context import RunContext, unknown_metric
-from .evaluate import evaluate
 from .judging import Judging
 from .requests import build_request
 

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .suites.model import Passage
-from .text.tokenize import NO_SPACE_LANGS, is_letter, normalize, tokenize
+from ..text.tokenize import NO_SPACE_LANGS, is_letter, normalize, tokenize
+from .model import Passage
 
 
 def terms(text: str, lang: str, ngrams: tuple[int, ...] = (2, 3)) -> list[str]:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import ModelError
-from .models.registry import ModelRegistry, parse_model_spec
-from .run.answering import answer_cases
-from .run.requests import finalize_answer
-from .suites.resolve import load_ref, suite_ref
+from ..errors import ModelError
+from ..evaluate.answering import answer_cases
+from ..evaluate.requests import finalize_answer
+from ..models.registry import ModelRegistry, parse_model_spec
+from ..suites.resolve import load_ref, suite_ref
 
 
 def make_runs(suite: str, models: list[str]) -> list[Path]:
     """Answer every case of ``suite`` with each offline model and write ``runs/<model>.jsonl``."""
-    from .suites.runs import write_run_lines
+    from ..suites.runs import write_run_lines
 
     ref = suite_ref(suite, Path.cwd())
     s = load_ref(ref)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .errors import ConfigError
-from .suites.loader import NAME_RE
+from ..errors import ConfigError
+from ..suites.loader import NAME_RE
 
 MANIFEST_TEMPLATE = '''# A pytest-mirage suite. Format: docs/suite-format.md
 [suite]

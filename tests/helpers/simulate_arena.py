@@ -19,8 +19,8 @@ from typing import Literal
 
 import numpy as np
 
-from .bt import Battle
-from .stats import ArenaError
+from pytest_mirage.arena.bt import Battle
+from pytest_mirage.arena.numerics import ArenaError
 
 Order = Literal["both", "random"]
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from .metrics.base import MetricRegistry, builtin_registry
-from .models.registry import ModelRegistry, parse_model_spec
-from .report.leaderboard import SCORE_METRICS, LeaderboardRow, build_leaderboard
-from .results import CaseResult
-from .run.answering import answer_cases
-from .run.evaluate import evaluate
-from .suites.model import Suite
+from ..evaluate.answering import answer_cases
+from ..evaluate.case import evaluate
+from ..metrics.base import MetricRegistry, builtin_registry
+from ..models.registry import ModelRegistry, parse_model_spec
+from ..report.leaderboard import SCORE_METRICS, LeaderboardRow, build_leaderboard
+from ..results import CaseResult
+from ..suites.model import Suite
 
 SYSTEMS = ("control:oracle", "control:wrong-language", "control:no-citations", "control:random-passages",
            "extractive")

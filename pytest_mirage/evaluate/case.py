@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from ..aggregate.rules import Rule, check_thresholds
 from ..metrics.base import MetricRegistry, Sample
 from ..models.base import Answer, ModelRequest
 from ..prompts import strip_citations
 from ..results import CaseResult, Outcome
-from ..rules import Rule, check_thresholds
 from .requests import context_of, finalize_answer, suite_k
 
 if TYPE_CHECKING:

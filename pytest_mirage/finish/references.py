@@ -9,16 +9,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..errors import MirageError
+from ..evaluate.answering import answer_cases, judge_key
+from ..evaluate.case import evaluate
+from ..evaluate.context import RunContext
+from ..evaluate.judging import Judging
+from ..evaluate.requests import HARNESS_RETRIEVER, harness_retrieval, suite_k
 from ..metrics.base import Sample
 from ..models.base import Answer, ModelAdapter
 from ..models.registry import parse_model_spec
 from ..models.replay import ReplayModel, load_run_file
 from ..results import CaseResult
-from .answering import answer_cases, judge_key
-from .context import RunContext
-from .evaluate import evaluate
-from .judging import Judging
-from .requests import HARNESS_RETRIEVER, harness_retrieval, suite_k
 
 
 @dataclass

@@ -117,7 +117,7 @@ def check_lang(code: object) -> str | None:
     base = code.replace("_", "-").split("-")[0]
     if base != code and check_lang(base.lower()) is None:
         return f"found {code!r}; region and script subtags are not used: use {base.lower()!r}"
-    from .errors import did_you_mean
+    from ..errors import did_you_mean
 
     shown = code if len(code) <= 20 else code[:20] + "..."
     hint = did_you_mean(low, ISO639_1) if len(low) == 2 else ""

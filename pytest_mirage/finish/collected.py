@@ -7,10 +7,10 @@ import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 
+from ..evaluate.context import RunContext
 from ..report.suite_stats import stats_lines, suite_stats
 from ..results import CaseResult
 from ..suites.model import Case
-from .context import RunContext
 
 
 def run_stats_lines(ctx: RunContext, collected: Sequence[tuple[str, Case]], results: Sequence[CaseResult]) -> list[str]:

@@ -10,14 +10,14 @@ import sys
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
+from ..aggregate.rules import Rule, is_regression_gate, merge_rules, parse_rule, vacuous
+from ..config.settings import Settings
 from ..engine import EngineSettings, EngineStats
 from ..errors import ConfigError, SuiteError, for_judge_model
 from ..judges.spec import JudgeSpec, merge_specs, parse_judge_specs
 from ..metrics.base import MetricRegistry
 from ..models.base import ModelAdapter
 from ..models.registry import ModelRegistry, ModelSpec
-from ..rules import Rule, is_regression_gate, merge_rules, parse_rule, vacuous
-from ..settings import Settings
 from ..stats import StatsError
 from ..stats.gates import RegressionGate, parse_regression_gate
 from ..stats.sampling import Sample, sample_cases

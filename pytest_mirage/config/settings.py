@@ -2,7 +2,7 @@
 
 Precedence is CLI > ini (``[tool.pytest.ini_options]``, ``-o``) > built-in default; thresholds and
 gates merge their layers instead (CLI > ini > suite manifest, per rule key), see
-:mod:`pytest_mirage.rules`. Every resolved value remembers its source, so a message can say
+:mod:`pytest_mirage.aggregate.rules`. Every resolved value remembers its source, so a message can say
 ``--mirage-concurrency: found 0 ...`` or ``mirage_thresholds in pyproject.toml``.
 """
 
@@ -13,20 +13,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import defaults, options
-from .engine.scheduler import CACHE_MODES
-from .errors import ConfigError, did_you_mean
-from .langcodes import check_lang
-from .models.options import parse_int
-from .models.registry import ModelSpec, parse_model_spec
-from .rules import Rule, is_regression_gate, parse_rule
+from .. import defaults
+from ..aggregate.rules import Rule, is_regression_gate, parse_rule
+from ..engine.scheduler import CACHE_MODES
+from ..errors import ConfigError, did_you_mean
+from ..models.options import parse_int
+from ..models.registry import ModelSpec, parse_model_spec
+from ..text.langcodes import check_lang
+from . import options
 
 if TYPE_CHECKING:
-    from .judges.spec import JudgeSpec
-from .stats import StatsError
-from .stats.gates import RegressionGate, parse_regression_gate
-from .stats.paired import TEST_METHODS
-from .stats.sampling import parse_sample
+    from ..judges.spec import JudgeSpec
+from ..stats import StatsError
+from ..stats.gates import RegressionGate, parse_regression_gate
+from ..stats.paired import TEST_METHODS
+from ..stats.sampling import parse_sample
 
 JUDGE_ORDERS = ("both", "random")
 
@@ -118,7 +119,7 @@ def _regressions(raw: options.Raw | None) -> tuple[RegressionGate, ...]:
 def _arena_judge(raw: options.Raw, defaults: Mapping[str, Any]) -> tuple[ModelSpec, str]:
     """The arena judge's model spec and its ``structured`` option (``auto`` unless given), which is
     the judge's, not the model's: it is taken out of the spec as LLM judge specs do."""
-    from .judges.spec import parse_structured_mode
+    from ..judges.spec import parse_structured_mode
 
     spec = parse_model_spec(str(raw.value), defaults)
     if "structured" not in spec.options:
@@ -134,7 +135,7 @@ def _arena_judge(raw: options.Raw, defaults: Mapping[str, Any]) -> tuple[ModelSp
 def _judges(raw: options.Raw | None) -> tuple[JudgeSpec, ...]:
     if raw is None:
         return ()
-    from .judges.spec import parse_judge_specs
+    from ..judges.spec import parse_judge_specs
 
     return tuple(parse_judge_specs([str(v) for v in raw.value], source=raw.source))
 

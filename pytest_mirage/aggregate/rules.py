@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ConfigError, did_you_mean
-from .langcodes import check_lang
-from .results import CaseResult
-from .stats.intervals import bootstrap_mean_ci, clustered_bootstrap_ci
+from ..errors import ConfigError, did_you_mean
+from ..results import CaseResult
+from ..stats.intervals import bootstrap_mean_ci, clustered_bootstrap_ci
+from ..text.langcodes import check_lang
 
 OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq,

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,12 +23,13 @@ from ..arena.surrogate import (
 )
 from ..engine import run_requests
 from ..errors import ConfigError, MirageError
+from ..evaluate.context import RunContext
+from ..evaluate.requests import prompt_id
 from ..models.base import Answer, PromptRequest, ResponseFormat
 from ..models.registry import ModelSpec
 from ..results import CaseResult
-from ..retrieval import corpus_map
+from ..suites.bm25 import corpus_map
 from ..suites.model import Case, Passage, Suite
-from .context import RunContext
 
 SURROGATE_DIR = "surrogate"
 
@@ -248,10 +248,6 @@ def _apply_one(suite: str, lang: str, f: Mapping[str, dict[str, float]], dirs: M
                           "training_models": list(sur.training_models), "judge": sur.judge,
                           "created": sur.created, "health": sur.health.to_json() if sur.health else None,
                           "decision": decision.to_json()})
-
-
-def prompt_id(prompt: str) -> str:
-    return hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16]
 
 
 def judge_answers(ctx: RunContext, spec: ModelSpec, label: str = "judge") -> Callable[..., list[Answer | Exception]]:

@@ -28,27 +28,14 @@ from typing import Any
 from ..engine import run_requests
 from ..errors import ConfigError, ModelError, for_judge_model
 from ..judges.base import Judge, JudgeHealth, JudgeItem, JudgeScore, Reply, TokenLogprob
-from ..judges.spec import (
-    METRICS as JUDGE_METRICS,
-)
-from ..judges.spec import (
-    JudgeSpec,
-    create_judge,
-    resolve_faithfulness,
-)
+from ..judges.spec import METRICS as JUDGE_METRICS
+from ..judges.spec import JudgeSpec, create_judge, resolve_faithfulness
 from ..metrics.base import Metric, MetricRegistry, NotApplicable, Sample
-from ..models.base import (
-    Answer,
-    EngineRequest,
-    ModelRequest,
-    PromptRequest,
-    ResponseFormat,
-)
+from ..models.base import Answer, EngineRequest, ModelRequest, PromptRequest, ResponseFormat
 from ..suites.model import Passage, Suite
-from .arena_step import prompt_id
+from .case import metric_sample
 from .context import RunContext
-from .evaluate import metric_sample
-from .requests import finalize_answer
+from .requests import finalize_answer, prompt_id
 
 SCALES: dict[str, tuple[float, float]] = {"0-1": (0.0, 1.0), "1-5": (1.0, 5.0), "0-5": (0.0, 5.0)}
 REPLY_CHARS = 2000  # judge reply text kept per case for the report's per-case view
@@ -310,12 +297,6 @@ def _judge_metric(judge: str) -> Callable[[Sample], float]:
 
 def label(spec: JudgeSpec) -> str:
     return f"{spec.judge} ({spec.raw})"
-
-
-def _only(spec: JudgeSpec, metrics: Sequence[str]) -> JudgeSpec:
-    from dataclasses import replace
-
-    return replace(spec, metrics=tuple(metrics))
 
 
 __all__ = ["JUDGE_METRICS", "Judged", "Judging", "LocalJudgeAdapter", "SuiteJudges"]
