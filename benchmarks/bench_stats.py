@@ -27,16 +27,16 @@ from typing import Any
 
 import numpy as np
 
+from pytest_mirage.aggregate.expr import parse_regression_gate
+from pytest_mirage.aggregate.regression import evaluate_regression_gates
 from pytest_mirage.stats import (
     bootstrap_mean_ci,
     bootstrap_mean_cis,
     cases_needed,
     clustered_bootstrap_ci,
     compare_runs,
-    evaluate_regression_gates,
     minimum_detectable_effect,
     paired_test,
-    parse_regression_gate,
 )
 from tests.helpers.simulate_stats import ppi_coverage, regression_flag_rate, simulate_paired_scores
 

@@ -65,6 +65,10 @@ class MetricError(MirageError):
     """A metric could not be computed because of bad input (never scored as 0)."""
 
 
+class StatsError(MirageError, ValueError):
+    """Input to a statistic that cannot be used as given (the message says what and the fix)."""
+
+
 class MirageWarning(UserWarning):
     """Non-fatal problems: unknown keys, thin languages, ..."""
 

@@ -2,7 +2,7 @@
 
 Precedence is CLI > ini (``[tool.pytest.ini_options]``, ``-o``) > built-in default; thresholds and
 gates merge their layers instead (CLI > ini > suite manifest, per rule key), see
-:mod:`pytest_mirage.aggregate.rules`. Every resolved value remembers its source, so a message can say
+:mod:`pytest_mirage.aggregate.expr`. Every resolved value remembers its source, so a message can say
 ``--mirage-concurrency: found 0 ...`` or ``mirage_thresholds in pyproject.toml``.
 """
 
@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import defaults
-from ..aggregate.rules import Rule, is_regression_gate, parse_rule
-from ..engine.scheduler import CACHE_MODES
-from ..errors import ConfigError, did_you_mean
+from ..aggregate.expr import Rule, is_regression_gate, parse_rule
+from ..errors import ConfigError, StatsError, did_you_mean
 from ..models.options import parse_int
 from ..models.registry import ModelSpec, parse_model_spec
 from ..text.langcodes import check_lang
@@ -24,9 +23,7 @@ from . import options
 
 if TYPE_CHECKING:
     from ..judges.spec import JudgeSpec
-from ..stats import StatsError
-from ..stats.gates import RegressionGate, parse_regression_gate
-from ..stats.paired import TEST_METHODS
+from ..aggregate.expr import RegressionGate, parse_regression_gate
 from ..stats.sampling import parse_sample
 
 JUDGE_ORDERS = ("both", "random")
@@ -259,7 +256,7 @@ def resolve(config: Any) -> Settings:
         metrics=_names(metrics.value) if metrics.value else None,
         report=path("--mirage-report"), markdown=path("--mirage-markdown"), html=path("--mirage-html"),
         record=path("--mirage-record"), seed=parse_int(seed.value, seed.source, defaults.SEED),
-        cache_dir=cache_dir, cache_mode=_choice(get("--mirage-cache-mode"), CACHE_MODES),
+        cache_dir=cache_dir, cache_mode=_choice(get("--mirage-cache-mode"), defaults.CACHE_MODES),
         concurrency=concurrency, suite_stats=bool(get("--mirage-suite-stats").value),
         leaderboard=not get("--mirage-no-leaderboard").value,
         judge=arena_judge[0] if arena_judge else None, judge_structured=arena_judge[1] if arena_judge else "auto",
@@ -273,7 +270,7 @@ def resolve(config: Any) -> Settings:
         force_surrogate=bool(get("--mirage-force-surrogate").value),
         regressions=regressions, baseline=Path(baseline.value) if baseline.value else None,
         baseline_map=parse_mapping(get("--mirage-baseline-map")), alpha=parse_alpha(get("--mirage-alpha")),
-        paired_test=_choice(get("--mirage-paired-test"), TEST_METHODS),
+        paired_test=_choice(get("--mirage-paired-test"), defaults.TEST_METHODS),
         repeat=parse_int(repeat_raw.value, repeat_raw.source, defaults.REPEAT, minimum=1, maximum=1000),
         sample_count=sample_count, sample_share=sample_share,
         head_to_head=_names(h2h.value) if h2h.value else None,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .. import defaults
+from ..defaults import CACHE_MODES
 from ..errors import ConfigError, FormatRejected, ModelError, NotCached, caused_by, did_you_mean
 from ..models.base import Answer, AsyncModelAdapter, EngineRequest, ModelAdapter
 from ..models.faults import RetryPolicy, TransientError, excerpt
@@ -30,7 +31,6 @@ from .cache import (
 from .counters import EngineStats
 from .progress import PROGRESS_STYLES, ProgressReporter
 
-CACHE_MODES = ("use", "refresh", "off", "replay-only")
 DEFAULT_CONCURRENCY = defaults.CONCURRENCY
 BREAKER_AFTER = 5  # identical failures in a row after which a run stops calling a model
 T = TypeVar("T")

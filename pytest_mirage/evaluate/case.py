@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ..aggregate.rules import Rule, check_thresholds
+from ..aggregate.expr import Rule
+from ..aggregate.thresholds import check_thresholds
 from ..metrics.base import MetricRegistry, Sample
 from ..models.base import Answer, ModelRequest
 from ..prompts import strip_citations

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..aggregate.rules import merge_rules, parse_rule
+from ..aggregate.expr import merge_rules, parse_rule
 from ..errors import ConfigError
 from ..models.base import Answer
 from ..results import CaseResult

@@ -10,7 +10,15 @@ import sys
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
-from ..aggregate.rules import Rule, is_regression_gate, merge_rules, parse_rule, vacuous
+from ..aggregate.expr import (
+    RegressionGate,
+    Rule,
+    is_regression_gate,
+    merge_rules,
+    parse_regression_gate,
+    parse_rule,
+    vacuous,
+)
 from ..config.settings import Settings
 from ..engine import EngineSettings, EngineStats
 from ..errors import ConfigError, SuiteError, for_judge_model
@@ -19,7 +27,6 @@ from ..metrics.base import MetricRegistry
 from ..models.base import ModelAdapter
 from ..models.registry import ModelRegistry, ModelSpec
 from ..stats import StatsError
-from ..stats.gates import RegressionGate, parse_regression_gate
 from ..stats.sampling import Sample, sample_cases
 from ..suites.model import Case, Suite
 from ..suites.resolve import load_ref

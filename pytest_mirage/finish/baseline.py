@@ -8,12 +8,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..aggregate.expr import RegressionGate
+from ..aggregate.regression import RegressionGateResult, evaluate_regression_gates
 from ..errors import ConfigError
 from ..evaluate.context import RunContext
 from ..report.format import report_value
 from ..results import CaseResult
 from ..stats import StatsError
-from ..stats.gates import RegressionGate, RegressionGateResult, evaluate_regression_gates
 from ..stats.paired import Comparison, compare_runs
 from ..stats.records import CaseRecord, records_from_report, to_records
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..aggregate.rules import Rule, evaluate_gates
+from ..aggregate.expr import Rule
+from ..aggregate.gates import evaluate_gates
 from ..errors import MirageError
 from ..evaluate.context import RunContext
 from ..evaluate.judging import Judging

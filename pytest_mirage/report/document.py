@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from ..aggregate.rules import GateResult
+from ..aggregate.gates import GateResult
 from .blocks import (
     Block,
     BulletList,

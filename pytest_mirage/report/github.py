@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..aggregate.rules import GateResult
+from ..aggregate.gates import GateResult
 from .blocks import Block, Column, Document, Heading, Paragraph, Row, Span, Table, row_tags
 from .document import (
     ERROR_COLUMNS,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .._version import __version__
-from ..aggregate.rules import GateResult
+from ..aggregate.gates import GateResult
 from ..errors import MirageError
 from ..results import CaseResult
 from .format import report_value

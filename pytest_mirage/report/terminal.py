@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ..aggregate.rules import GateResult
+from ..aggregate.gates import GateResult
 from .format import HEADLINE_METRICS, NULL, SHORT_NAMES, fmt
 from .leaderboard import LeaderboardRow
 from .model import RunReport

@@ -4,8 +4,8 @@ functions that need a t or binomial tail; no pytest).
 * :mod:`.intervals`: Wilson intervals for pass rates, percentile bootstrap intervals for means
   (one group, many groups at once, clustered by case for repeated samples).
 * :mod:`.power`: minimum detectable effects and the cases / labels a team needs.
-* :mod:`.paired` and :mod:`.gates`: baseline comparison (paired deltas, bootstrap intervals,
-  paired tests) and regression gates with Holm's correction.
+* :mod:`.paired`: baseline comparison (paired deltas, bootstrap intervals, paired tests); the
+  regression gates on it, with Holm's correction, are :mod:`pytest_mirage.aggregate.regression`.
 * :mod:`.repeats`: repeated sampling (pass rate, pass^N, pass^k, flaky cases).
 * :mod:`.calibration` and :mod:`.labels`: judge agreement with human labels and the
   prediction-powered (PPI) mean of ARES §3.3; the label file format and its loader.
@@ -13,120 +13,84 @@ functions that need a t or binomial tail; no pytest).
 * :mod:`.sampling`: a seeded, stable subset of cases per suite x language.
 
 docs/statistics.md explains what each number means and when to use it.
+
+Names are imported on first use (``from pytest_mirage.stats import paired_test``), so that a
+module needing one light part (``stats.sampling``) does not load numpy through this package.
 """
 
 from __future__ import annotations
 
-from ._common import StatsError
-from .calibration import (
-    Agreement,
-    Calibration,
-    CalibrationBin,
-    GroupCalibration,
-    PPIEstimate,
-    calibrate,
-    calibration_table,
-    cohen_kappa,
-    judge_agreement,
-    ppi_mean,
-    roc_auc,
-)
-from .gates import (
-    RegressionGate,
-    RegressionGateResult,
-    evaluate_regression_gates,
-    holm_adjust,
-    parse_regression_gate,
-)
-from .headtohead import HeadToHead, battle_head_to_head, compare_values, head_to_head, sign_test
-from .intervals import (
-    Interval,
-    bootstrap_mean_ci,
-    bootstrap_mean_cis,
-    clustered_bootstrap_ci,
-    normal_interval,
-    pass_rate_interval,
-    wilson_interval,
-)
-from .labels import Label, LabelError, LabelSet, load_labels
-from .paired import CaseChange, Comparison, ComparisonRow, TestResult, compare_runs, paired_test
-from .power import (
-    DEFAULT_SIGMA,
-    Detectable,
-    cases_needed,
-    detectable_effects,
-    labels_needed,
-    minimum_detectable_effect,
-    paired_sigma,
-)
-from .records import CaseRecord, records_from_report, to_records
-from .repeats import (
-    CaseRepeats,
-    RepeatSummary,
-    case_repeats,
-    pass_hat_k,
-    samples_by_case,
-    summarize_repeats,
-)
-from .sampling import Sample, parse_sample, sample_cases
+import importlib
+from typing import Any
 
-__all__ = [
-    "DEFAULT_SIGMA",
-    "Agreement",
-    "Calibration",
-    "CalibrationBin",
-    "CaseChange",
-    "CaseRecord",
-    "CaseRepeats",
-    "Comparison",
-    "ComparisonRow",
-    "Detectable",
-    "GroupCalibration",
-    "HeadToHead",
-    "Interval",
-    "Label",
-    "LabelError",
-    "LabelSet",
-    "PPIEstimate",
-    "RegressionGate",
-    "RegressionGateResult",
-    "RepeatSummary",
-    "Sample",
-    "StatsError",
-    "TestResult",
-    "battle_head_to_head",
-    "bootstrap_mean_ci",
-    "bootstrap_mean_cis",
-    "calibrate",
-    "calibration_table",
-    "case_repeats",
-    "cases_needed",
-    "clustered_bootstrap_ci",
-    "cohen_kappa",
-    "compare_runs",
-    "compare_values",
-    "detectable_effects",
-    "evaluate_regression_gates",
-    "head_to_head",
-    "holm_adjust",
-    "judge_agreement",
-    "labels_needed",
-    "load_labels",
-    "minimum_detectable_effect",
-    "normal_interval",
-    "paired_sigma",
-    "paired_test",
-    "parse_regression_gate",
-    "parse_sample",
-    "pass_hat_k",
-    "pass_rate_interval",
-    "ppi_mean",
-    "records_from_report",
-    "roc_auc",
-    "sample_cases",
-    "samples_by_case",
-    "sign_test",
-    "summarize_repeats",
-    "to_records",
-    "wilson_interval",
-]
+_WHERE: dict[str, str] = {
+    "Agreement": "calibration",
+    "Calibration": "calibration",
+    "CalibrationBin": "calibration",
+    "CaseChange": "paired",
+    "CaseRecord": "records",
+    "CaseRepeats": "repeats",
+    "Comparison": "paired",
+    "ComparisonRow": "paired",
+    "DEFAULT_SIGMA": "power",
+    "Detectable": "power",
+    "GroupCalibration": "calibration",
+    "HeadToHead": "headtohead",
+    "Interval": "intervals",
+    "Label": "labels",
+    "LabelError": "labels",
+    "LabelSet": "labels",
+    "PPIEstimate": "calibration",
+    "RepeatSummary": "repeats",
+    "Sample": "sampling",
+    "StatsError": "_common",
+    "TestResult": "paired",
+    "battle_head_to_head": "headtohead",
+    "bootstrap_mean_ci": "intervals",
+    "bootstrap_mean_cis": "intervals",
+    "calibrate": "calibration",
+    "calibration_table": "calibration",
+    "case_repeats": "repeats",
+    "cases_needed": "power",
+    "clustered_bootstrap_ci": "intervals",
+    "cohen_kappa": "calibration",
+    "compare_runs": "paired",
+    "compare_values": "headtohead",
+    "detectable_effects": "power",
+    "head_to_head": "headtohead",
+    "judge_agreement": "calibration",
+    "labels_needed": "power",
+    "load_labels": "labels",
+    "minimum_detectable_effect": "power",
+    "normal_interval": "intervals",
+    "paired_sigma": "power",
+    "paired_test": "paired",
+    "parse_sample": "sampling",
+    "pass_hat_k": "repeats",
+    "pass_rate_interval": "intervals",
+    "ppi_mean": "calibration",
+    "records_from_report": "records",
+    "roc_auc": "calibration",
+    "sample_cases": "sampling",
+    "samples_by_case": "repeats",
+    "sign_test": "headtohead",
+    "summarize_repeats": "repeats",
+    "to_records": "records",
+    "wilson_interval": "intervals",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(_WHERE)
+
+
+__all__ = sorted(_WHERE)

@@ -9,18 +9,15 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import MirageError
+from ..defaults import ALPHA, BOOTSTRAP_RESAMPLES
+from ..errors import StatsError as StatsError  # re-exported: the stats modules raise it
 
 Alternative = Literal["two-sided", "less", "greater"]
 ALTERNATIVES: tuple[str, ...] = ("two-sided", "less", "greater")
-DEFAULT_ALPHA = 0.05
-DEFAULT_BOOT = 1000
+DEFAULT_ALPHA = ALPHA  # pytest_mirage.defaults: each default once
+DEFAULT_BOOT = BOOTSTRAP_RESAMPLES
 
 _NORMAL = NormalDist()
-
-
-class StatsError(MirageError, ValueError):
-    """Input to a statistic that cannot be used as given (the message says what and the fix)."""
 
 
 def check_alpha(alpha: float, name: str = "alpha") -> float:

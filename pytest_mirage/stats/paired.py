@@ -22,6 +22,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..defaults import TEST_METHODS
 from ..errors import did_you_mean
 from ._common import (
     DEFAULT_ALPHA,
@@ -37,7 +38,6 @@ from .power import DEFAULT_POWER, minimum_detectable_effect
 from .records import CaseRecord, to_record
 
 TestMethod = Literal["t", "sign_flip"]
-TEST_METHODS: tuple[str, ...] = ("t", "sign_flip")
 DEFAULT_PERMUTATIONS = 9999
 # up to this many pairs the sign-flip test enumerates all 2^n sign patterns (exact p-value)
 EXACT_SIGN_FLIP_MAX = 16

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._common import StatsError
+from ..errors import StatsError
 
 GroupKey = tuple[str, str]  # suite, lang
 

@@ -252,8 +252,7 @@ def _unknown_in(r: _Reader, table: Mapping[str, Any], name: str, known: Sequence
 
 # ---------------------------------------------------------------------------- rules
 def _rules(r: _Reader, data: Mapping[str, Any]) -> list[ManifestRule]:
-    from ..aggregate.rules import is_regression_gate, parse_rule
-    from ..stats.gates import parse_regression_gate
+    from ..aggregate.expr import is_regression_gate, parse_regression_gate, parse_rule
 
     out: list[ManifestRule] = []
     seen: dict[tuple[str, str | None, str | None, bool], int] = {}

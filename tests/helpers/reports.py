@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from pytest_mirage.aggregate.rules import GateResult
+from pytest_mirage.aggregate.gates import GateResult
 from pytest_mirage.report.leaderboard import build_leaderboard
 from pytest_mirage.report.model import (
     ArenaRow,

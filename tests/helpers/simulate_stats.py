@@ -22,9 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from pytest_mirage.aggregate.expr import RegressionGate
+from pytest_mirage.aggregate.regression import evaluate_regression_gates
 from pytest_mirage.stats._common import DEFAULT_ALPHA, StatsError, check_count
 from pytest_mirage.stats.calibration import ppi_mean
-from pytest_mirage.stats.gates import RegressionGate, evaluate_regression_gates
 from pytest_mirage.stats.intervals import normal_interval
 from pytest_mirage.stats.paired import compare_runs
 

@@ -25,6 +25,16 @@ def test_importing_the_plugin_imports_no_numpy_and_no_heavy_library() -> None:
     assert not {m for m in mods if m.split(".")[0] in ("numpy", *HEAVY)}, sorted(mods)
 
 
+def test_configuration_is_light_to_import() -> None:
+    """Resolving settings parses models, judges, rules and samples with their light syntax modules
+    only: no engine (asyncio, sqlite3), no statistics (numpy), no pytest-facing code."""
+    mods = _imported_after("import pytest_mirage.config.settings, pytest_mirage.aggregate.expr")
+    heavy = {m for m in mods if m.split(".")[0] in ("numpy", "asyncio", "sqlite3", *HEAVY)}
+    inner = {m for m in mods if m.startswith(("pytest_mirage.engine", "pytest_mirage.pytest",
+                                              "pytest_mirage.evaluate", "pytest_mirage.finish"))}
+    assert not heavy and not inner, sorted(heavy | inner)
+
+
 def test_running_without_judges_imports_no_heavy_library() -> None:
     mods = _imported_after("import pytest_mirage.plugin, pytest_mirage.finish.report, pytest_mirage.evaluate.answering, "
                            "pytest_mirage.metrics.builtin, pytest_mirage.report.html")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mirage.aggregate.rules import evaluate_gates, parse_rule
+from pytest_mirage.aggregate.expr import parse_rule
+from pytest_mirage.aggregate.gates import evaluate_gates
 from pytest_mirage.evaluate.requests import build_request, finalize_answer
 from pytest_mirage.models.base import Answer
 from pytest_mirage.prompts import find_citations
@@ -64,7 +65,7 @@ def test_gate_language_without_cases_fails_unless_optional() -> None:
 
 
 def test_null_value_fails_a_case_threshold_unless_optional() -> None:
-    from pytest_mirage.aggregate.rules import check_thresholds
+    from pytest_mirage.aggregate.thresholds import check_thresholds
 
     rule = parse_rule("language_match >= 0.5", gate=False, source="--mirage-threshold")
     failures, checks = check_thresholds({"language_match": None}, [rule], "sw", {"language_match": "fewer than 10 letters"})
@@ -98,7 +99,7 @@ def test_two_suites_with_equal_node_ids_keep_their_results(pytester: pytest.Pyte
     ("invalid_citations < 0", False, "can never be met"),
 ])
 def test_vacuous_rules_are_named(expr: str, gate: bool, message: str) -> None:
-    from pytest_mirage.aggregate.rules import vacuous
+    from pytest_mirage.aggregate.expr import vacuous
     from pytest_mirage.metrics import builtin_registry
 
     rule = parse_rule(expr, gate=gate, source="--mirage-gate")
@@ -109,7 +110,7 @@ def test_vacuous_rules_are_named(expr: str, gate: bool, message: str) -> None:
 @pytest.mark.parametrize("expr", ["citation_recall >= 0", "rouge_l <= 1", "invalid_citations <= 3",
                                   "faithfulness.ppi_low >= -0.2"])
 def test_rules_at_the_ends_of_the_range_are_allowed(expr: str) -> None:
-    from pytest_mirage.aggregate.rules import vacuous
+    from pytest_mirage.aggregate.expr import vacuous
     from pytest_mirage.metrics import builtin_registry
 
     rule = parse_rule(expr, gate="ppi" in expr)

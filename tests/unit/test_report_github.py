@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mirage.aggregate.rules import GateResult
+from pytest_mirage.aggregate.gates import GateResult
 from pytest_mirage.report.github import (
     Annotation,
     annotation_lines,

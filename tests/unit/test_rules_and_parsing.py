@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from pytest_mirage.aggregate.rules import merge_rules, parse_rule, statistic
+from pytest_mirage.aggregate.expr import merge_rules, parse_rule
+from pytest_mirage.aggregate.statistics import statistic
 from pytest_mirage.errors import ConfigError
 from pytest_mirage.prompts import find_citations, parse_output, strip_citations
 from pytest_mirage.stats.intervals import bootstrap_mean_ci

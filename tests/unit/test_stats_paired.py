@@ -10,16 +10,14 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from pytest_mirage.aggregate.expr import RegressionGate, parse_regression_gate
+from pytest_mirage.aggregate.regression import evaluate_regression_gates, holm_adjust
 from pytest_mirage.results import CaseResult
 from pytest_mirage.stats import (
-    RegressionGate,
     StatsError,
     bootstrap_mean_ci,
     compare_runs,
-    evaluate_regression_gates,
-    holm_adjust,
     paired_test,
-    parse_regression_gate,
     records_from_report,
 )
 from tests.helpers.simulate_stats import regression_flag_rate, simulate_paired_scores

@@ -19,95 +19,14 @@ confirm (``mde`` on the comparison row says what the cases can detect). Use a fi
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from ._common import StatsError, check_alpha, vector
-from .paired import ALL_LANGS, Comparison, ComparisonRow, paired_test
-
-Direction = Literal["drop", "rise"]
-REGRESSION_STATS = ("mean", "pass_rate")
-GATE_RE = re.compile(
-    r"^\s*(?P<metric>[A-Za-z_][A-Za-z0-9_]*)"
-    r"(?:\.(?P<stat>[A-Za-z0-9_]+))?"
-    r"(?:@(?P<lang>[A-Za-z0-9-]+))?"
-    r"\s+(?P<dir>drop|rise)\s*<=\s*(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class RegressionGate:
-    """``metric.stat@lang drop <= max_change``; ``lang=None`` gates every language separately,
-    ``suite=None`` every suite."""
-
-    metric: str
-    max_change: float
-    stat: str = "mean"
-    lang: str | None = None
-    direction: Direction = "drop"
-    suite: str | None = None
-    expr: str = ""
-    source: str = ""
-
-    def __post_init__(self) -> None:
-        if self.stat not in REGRESSION_STATS:
-            raise StatsError(f"regression gate {self.expr or self.metric!r}: statistic {self.stat!r} cannot be "
-                             f"compared case by case; use one of {list(REGRESSION_STATS)}")
-        if self.direction not in ("drop", "rise"):
-            raise StatsError(f"regression gate direction {self.direction!r}; expected 'drop' or 'rise'")
-        if not math.isfinite(self.max_change) or self.max_change < 0:
-            raise StatsError(f"regression gate {self.expr or self.metric!r}: allowed change {self.max_change!r} "
-                             "must be a finite number >= 0 (0 = no drop allowed)")
-
-    @property
-    def name(self) -> str:
-        return self.metric + f".{self.stat}" + (f"@{self.lang}" if self.lang else "")
-
-    def describe(self) -> str:
-        return self.expr or f"{self.name} {self.direction} <= {self.max_change:g}"
-
-
-def parse_regression_gate(expr: str, *, source: str = "", suite: str | None = None,
-                          higher_is_better: bool | None = None) -> RegressionGate:
-    """Parse ``citation_recall.mean@hi drop <= 0.02`` (``rise`` for lower-is-better metrics).
-
-    ``.STAT`` defaults to ``mean``; ``@LANG`` must be an ISO 639 code. When ``higher_is_better``
-    is known (from the metric registry) a ``drop`` gate on a lower-is-better metric, or a ``rise``
-    gate on a higher-is-better one, is an error: it would gate improvements.
-    """
-    m = GATE_RE.match(expr)
-    if not m:
-        raise StatsError(f"cannot parse regression gate {expr!r}: expected METRIC[.STAT][@LANG] drop <= D "
-                         "(or 'rise <= D' for a metric where lower is better), e.g. "
-                         "'citation_recall.mean@hi drop <= 0.02'")
-    stat = m["stat"] or "mean"
-    if stat not in REGRESSION_STATS:
-        from ..errors import did_you_mean
-
-        raise StatsError(f"regression gate {expr!r}: statistic {stat!r} cannot be compared case by case; "
-                         f"expected one of {list(REGRESSION_STATS)}.{did_you_mean(stat, REGRESSION_STATS)}")
-    lang = m["lang"]
-    if lang is not None:
-        from ..text.langcodes import check_lang
-
-        if err := check_lang(lang):
-            raise StatsError(f"regression gate {expr!r}: @{lang}: {err}")
-    direction: Direction = "drop" if m["dir"] == "drop" else "rise"
-    if higher_is_better is not None and (direction == "drop") != higher_is_better:
-        want = "drop" if higher_is_better else "rise"
-        raise StatsError(f"regression gate {expr!r}: {m['metric']} is {'higher' if higher_is_better else 'lower'}-is-"
-                         f"better, so a regression is a {want}; write '{m['metric']}.{stat}"
-                         f"{'@' + lang if lang else ''} {want} <= {m['value']}'")
-    value = float(m["value"])
-    if value < 0:
-        raise StatsError(f"regression gate {expr!r}: the allowed {direction} must be >= 0 (0 = none allowed)")
-    if stat == "pass_rate" and value >= 1:
-        raise StatsError(f"regression gate {expr!r}: a pass rate cannot {direction} by {value:g} or more; "
-                         "the gate could never fail")
-    return RegressionGate(metric=m["metric"], max_change=value, stat=stat, lang=lang, direction=direction,
-                          suite=suite, expr=expr.strip(), source=source)
+from ..errors import StatsError
+from ..stats._common import check_alpha, vector
+from ..stats.paired import ALL_LANGS, Comparison, ComparisonRow, paired_test
+from .expr import RegressionGate
 
 
 def holm_adjust(p_values: Sequence[float]) -> list[float]:

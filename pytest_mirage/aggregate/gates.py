@@ -1,0 +1,145 @@
+"""Gates: a statistic of a metric over the cases of each suite x language x model under test,
+compared with a bound (``language_match.mean@hi >= 0.9``); PPI bounds per suite x model."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ..results import CaseResult
+from .expr import Rule
+from .statistics import PPI_STATS, statistic
+
+
+@dataclass(frozen=True, slots=True)
+class GateResult:
+    """One gate evaluated for one suite x language x model."""
+
+    suite: str
+    lang: str
+    model: str
+    expr: str
+    source: str
+    value: float | None
+    passed: bool | None  # None: not evaluable (no values, no cases in that language)
+    n: int
+    errors: int = 0
+    note: str = ""
+    metric: str = ""  # the gated metric
+
+    def to_json(self) -> dict[str, object]:
+        return {"suite": self.suite, "lang": self.lang, "model": self.model, "expr": self.expr,
+                "source": self.source, "value": self.value, "passed": self.passed, "n": self.n,
+                "errors": self.errors, "note": self.note or None}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, object]) -> GateResult:
+        value = d.get("value")
+        return cls(str(d["suite"]), str(d["lang"]), str(d["model"]), str(d["expr"]), str(d.get("source") or ""),
+                   float(value) if isinstance(value, int | float) else None,
+                   d.get("passed") if isinstance(d.get("passed"), bool) else None,  # type: ignore[arg-type]
+                   int(d.get("n") or 0), int(d.get("errors") or 0),  # type: ignore[call-overload]
+                   str(d.get("note") or ""))
+
+    def describe(self) -> str:
+        val = "n/a" if self.value is None else f"{self.value:.3f}"
+        note = f"; {self.note}" if self.note else ""
+        return f"{self.suite} [{self.lang}] {self.model}: {self.expr} -> {val} ({self.source}{note})"
+
+
+def _gate(rule: Rule, suite: str, lang: str, model: str, value: float | None, passed: bool | None, n: int,
+          errors: int = 0, note: str = "") -> GateResult:
+    return GateResult(suite, lang, model, rule.expr, rule.source, value, passed, n, errors, note, rule.metric)
+
+
+def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, Sequence[Rule]], *,
+                   model_level: Iterable[str] = (), seed: int = 0,
+                   model_values: Mapping[tuple[str, str, str], Mapping[str, float]] | None = None,
+                   model_level_reason: str = "",
+                   ppi: Mapping[tuple[str, str, str], tuple[float, float]] | None = None) -> list[GateResult]:
+    """Evaluate gates per suite x language x model under test (reference systems are not gated).
+
+    Cases that errored have no values; a gate never passes on the cases that happened to work: with
+    errors the gate fails (for ``pass_rate`` an errored case counts as not passed), and a group whose
+    every case errored fails. ``model_level`` names the metrics computed once per suite x language x
+    model (``model_values`` holds them); a gate on one of them without a value fails with
+    ``model_level_reason``. A gate naming a language the suite has no selected cases in is reported
+    as not evaluable. ``ppi`` holds the PPI interval of (suite, model, metric) for the ``ppi_low`` /
+    ``ppi_high`` statistics, which are evaluated once per suite x model (``lang`` "all").
+    """
+    model_values = model_values or {}
+    ppi = ppi or {}
+    model_level = frozenset(model_level)
+    groups: dict[tuple[str, str, str], list[CaseResult]] = defaultdict(list)
+    langs: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for r in results:
+        if r.outcome == "reference":
+            continue
+        groups[(r.suite, r.lang, r.model)].append(r)
+        langs[(r.suite, r.model)].add(r.lang)
+    out: list[GateResult] = []
+    for (suite, lang, model) in sorted(groups):
+        rs = groups[(suite, lang, model)]
+        errors = sum(1 for r in rs if r.outcome == "error")
+        for rule in gates_by_suite.get(suite, ()):
+            if not rule.applies_to(lang) or rule.stat in PPI_STATS:
+                continue
+            assert rule.stat is not None
+            if rule.metric in model_level:
+                mv = model_values.get((suite, lang, model), {})
+                if rule.metric in mv:
+                    mval = float(mv[rule.metric])
+                    out.append(_gate(rule, suite, lang, model, mval, rule.check(mval), 1))
+                else:
+                    out.append(_gate(rule, suite, lang, model, None, False, 0,
+                                          note=model_level_reason or "no model-level value"))
+                continue
+            values = [v for r in rs if (v := r.metrics.get(rule.metric)) is not None]
+            passed_flags = [r.checks[rule.metric] for r in rs if rule.metric in r.checks]
+            if rule.stat == "pass_rate" and passed_flags:
+                passed_flags += [False] * errors  # an errored case did not pass its threshold
+            clusters = None
+            if any(r.repeat for r in rs):
+                by_case: dict[str, list[float]] = defaultdict(list)
+                for r in rs:
+                    if (cv := r.metrics.get(rule.metric)) is not None:
+                        by_case[r.case_id].append(cv)
+                clusters = [by_case[c] for c in sorted(by_case)]
+            v = statistic(rule.stat, values, passed_flags, seed=seed, clusters=clusters)
+            note = f"{errors} of {len(rs)} cases errored" if errors else ""
+            if math.isnan(v):
+                if errors:
+                    out.append(_gate(rule, suite, lang, model, None, False, 0, errors, note))
+                else:
+                    # a configured gate that cannot be computed protects nothing: it fails, with why
+                    reasons = Counter(r.reasons.get(rule.metric, "") for r in rs if r.reasons.get(rule.metric))
+                    because = f" ({reasons.most_common(1)[0][0]})" if reasons else ""
+                    why = (f"no case has a threshold on {rule.metric}" if rule.stat == "pass_rate"
+                           else f"every {rule.metric} value is null{because}")
+                    out.append(_gate(rule, suite, lang, model, None, False, 0, 0, why))
+                continue
+            ok = rule.check(v) and not errors
+            n = len(passed_flags) if rule.stat == "pass_rate" else len(values)
+            out.append(_gate(rule, suite, lang, model, v, ok, n, errors, note))
+    for (suite, model), present in sorted(langs.items()):
+        for rule in gates_by_suite.get(suite, ()):
+            if rule.stat in PPI_STATS:
+                interval = ppi.get((suite, model, rule.metric))
+                if interval is None:
+                    out.append(_gate(rule, suite, "all", model, None, False, 0, 0,
+                                          f"no PPI estimate of {rule.metric}: the suite needs human labels "
+                                          "(labels.csv) with at least 2 matched cases of this model"))
+                    continue
+                pv = interval[0] if rule.stat == "ppi_low" else interval[1]
+                out.append(_gate(rule, suite, "all", model, pv, rule.check(pv), 1))
+                continue
+            if rule.lang is not None and rule.lang not in present:
+                # a gate that cannot be evaluated protects nothing: it fails unless marked optional
+                note = f"no selected case in language {rule.lang!r}"
+                out.append(_gate(rule, suite, rule.lang, model, None,
+                                      None if rule.optional else False, 0, 0,
+                                      note + ("" if rule.optional else f"; mark the gate optional as "
+                                              f"'{rule.metric}.{rule.stat}@{rule.lang}?' if that is expected")))
+    return out
