@@ -1,4 +1,4 @@
-"""Command line: ``python -m pytest_mirage {new-suite,make-runs}``."""
+"""Command line: ``python -m pytest_mirage {new-suite,make-runs,self-check}``."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import math
 import operator
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..errors import ConfigError, StatsError, did_you_mean
@@ -182,6 +182,17 @@ class RegressionGate:
     def describe(self) -> str:
         return self.expr or f"{self.name} {self.direction} <= {self.max_change:g}"
 
+    def for_metric(self, higher_is_better: bool, *, suite: str | None = None) -> RegressionGate:
+        """This gate for a metric whose direction is known (and, with ``suite``, for that suite only):
+        a ``drop`` gate on a lower-is-better metric, or a ``rise`` gate on a higher-is-better one, is
+        an error, since it would gate improvements."""
+        if (self.direction == "drop") != higher_is_better:
+            want = "drop" if higher_is_better else "rise"
+            raise StatsError(f"regression gate {self.describe()!r}: {self.metric} is "
+                             f"{'higher' if higher_is_better else 'lower'}-is-better, so a regression is a {want}; "
+                             f"write '{self.name} {want} <= {self.max_change:g}'")
+        return replace(self, suite=suite if suite is not None else self.suite)
+
 
 def parse_regression_gate(expr: str, *, source: str = "", suite: str | None = None,
                           higher_is_better: bool | None = None) -> RegressionGate:
@@ -205,16 +216,12 @@ def parse_regression_gate(expr: str, *, source: str = "", suite: str | None = No
         if err := check_lang(lang):
             raise StatsError(f"regression gate {expr!r}: @{lang}: {err}")
     direction: Direction = "drop" if m["dir"] == "drop" else "rise"
-    if higher_is_better is not None and (direction == "drop") != higher_is_better:
-        want = "drop" if higher_is_better else "rise"
-        raise StatsError(f"regression gate {expr!r}: {m['metric']} is {'higher' if higher_is_better else 'lower'}-is-"
-                         f"better, so a regression is a {want}; write '{m['metric']}.{stat}"
-                         f"{'@' + lang if lang else ''} {want} <= {m['value']}'")
     value = float(m["value"])
     if value < 0:
         raise StatsError(f"regression gate {expr!r}: the allowed {direction} must be >= 0 (0 = none allowed)")
     if stat == "pass_rate" and value >= 1:
         raise StatsError(f"regression gate {expr!r}: a pass rate cannot {direction} by {value:g} or more; "
                          "the gate could never fail")
-    return RegressionGate(metric=m["metric"], max_change=value, stat=stat, lang=lang, direction=direction,
+    gate = RegressionGate(metric=m["metric"], max_change=value, stat=stat, lang=lang, direction=direction,
                           suite=suite, expr=expr.strip(), source=source)
+    return gate if higher_is_better is None else gate.for_metric(higher_is_better, suite=suite)

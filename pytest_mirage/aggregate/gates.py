@@ -70,7 +70,6 @@ def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, S
     ``ppi_high`` statistics, which are evaluated once per suite x model (``lang`` "all").
     """
     model_values = model_values or {}
-    ppi = ppi or {}
     model_level = frozenset(model_level)
     groups: dict[tuple[str, str, str], list[CaseResult]] = defaultdict(list)
     langs: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -82,64 +81,82 @@ def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, S
     out: list[GateResult] = []
     for (suite, lang, model) in sorted(groups):
         rs = groups[(suite, lang, model)]
-        errors = sum(1 for r in rs if r.outcome == "error")
         for rule in gates_by_suite.get(suite, ()):
             if not rule.applies_to(lang) or rule.stat in PPI_STATS:
                 continue
-            assert rule.stat is not None
             if rule.metric in model_level:
-                mv = model_values.get((suite, lang, model), {})
-                if rule.metric in mv:
-                    mval = float(mv[rule.metric])
-                    out.append(_gate(rule, suite, lang, model, mval, rule.check(mval), 1))
-                else:
-                    out.append(_gate(rule, suite, lang, model, None, False, 0,
-                                          note=model_level_reason or "no model-level value"))
-                continue
-            values = [v for r in rs if (v := r.metrics.get(rule.metric)) is not None]
-            passed_flags = [r.checks[rule.metric] for r in rs if rule.metric in r.checks]
-            if rule.stat == "pass_rate" and passed_flags:
-                passed_flags += [False] * errors  # an errored case did not pass its threshold
-            clusters = None
-            if any(r.repeat for r in rs):
-                by_case: dict[str, list[float]] = defaultdict(list)
-                for r in rs:
-                    if (cv := r.metrics.get(rule.metric)) is not None:
-                        by_case[r.case_id].append(cv)
-                clusters = [by_case[c] for c in sorted(by_case)]
-            v = statistic(rule.stat, values, passed_flags, seed=seed, clusters=clusters)
-            note = f"{errors} of {len(rs)} cases errored" if errors else ""
-            if math.isnan(v):
-                if errors:
-                    out.append(_gate(rule, suite, lang, model, None, False, 0, errors, note))
-                else:
-                    # a configured gate that cannot be computed protects nothing: it fails, with why
-                    reasons = Counter(r.reasons.get(rule.metric, "") for r in rs if r.reasons.get(rule.metric))
-                    because = f" ({reasons.most_common(1)[0][0]})" if reasons else ""
-                    why = (f"no case has a threshold on {rule.metric}" if rule.stat == "pass_rate"
-                           else f"every {rule.metric} value is null{because}")
-                    out.append(_gate(rule, suite, lang, model, None, False, 0, 0, why))
-                continue
-            ok = rule.check(v) and not errors
-            n = len(passed_flags) if rule.stat == "pass_rate" else len(values)
-            out.append(_gate(rule, suite, lang, model, v, ok, n, errors, note))
+                out.append(_model_level_gate(rule, suite, lang, model, model_values.get((suite, lang, model), {}),
+                                             model_level_reason))
+            else:
+                out.append(_case_gate(rule, suite, lang, model, rs, seed))
     for (suite, model), present in sorted(langs.items()):
-        for rule in gates_by_suite.get(suite, ()):
-            if rule.stat in PPI_STATS:
-                interval = ppi.get((suite, model, rule.metric))
-                if interval is None:
-                    out.append(_gate(rule, suite, "all", model, None, False, 0, 0,
-                                          f"no PPI estimate of {rule.metric}: the suite needs human labels "
-                                          "(labels.csv) with at least 2 matched cases of this model"))
-                    continue
-                pv = interval[0] if rule.stat == "ppi_low" else interval[1]
-                out.append(_gate(rule, suite, "all", model, pv, rule.check(pv), 1))
+        out.extend(_suite_model_gates(gates_by_suite.get(suite, ()), suite, model, present, ppi or {}))
+    return out
+
+
+def _model_level_gate(rule: Rule, suite: str, lang: str, model: str, values: Mapping[str, float],
+                      reason: str) -> GateResult:
+    """A gate on a metric computed once per suite x language x model (the surrogate's score)."""
+    if rule.metric in values:
+        value = float(values[rule.metric])
+        return _gate(rule, suite, lang, model, value, rule.check(value), 1)
+    return _gate(rule, suite, lang, model, None, False, 0, note=reason or "no model-level value")
+
+
+def _case_gate(rule: Rule, suite: str, lang: str, model: str, rs: Sequence[CaseResult], seed: int) -> GateResult:
+    """A gate over the case values of one suite x language x model."""
+    assert rule.stat is not None
+    errors = sum(1 for r in rs if r.outcome == "error")
+    values = [v for r in rs if (v := r.metrics.get(rule.metric)) is not None]
+    passed_flags = [r.checks[rule.metric] for r in rs if rule.metric in r.checks]
+    if rule.stat == "pass_rate" and passed_flags:
+        passed_flags += [False] * errors  # an errored case did not pass its threshold
+    v = statistic(rule.stat, values, passed_flags, seed=seed, clusters=_clusters(rs, rule.metric))
+    note = f"{errors} of {len(rs)} cases errored" if errors else ""
+    if math.isnan(v):
+        if errors:
+            return _gate(rule, suite, lang, model, None, False, 0, errors, note)
+        # a configured gate that cannot be computed protects nothing: it fails, with why
+        reasons = Counter(r.reasons.get(rule.metric, "") for r in rs if r.reasons.get(rule.metric))
+        because = f" ({reasons.most_common(1)[0][0]})" if reasons else ""
+        why = (f"no case has a threshold on {rule.metric}" if rule.stat == "pass_rate"
+               else f"every {rule.metric} value is null{because}")
+        return _gate(rule, suite, lang, model, None, False, 0, 0, why)
+    n = len(passed_flags) if rule.stat == "pass_rate" else len(values)
+    return _gate(rule, suite, lang, model, v, rule.check(v) and not errors, n, errors, note)
+
+
+def _clusters(rs: Sequence[CaseResult], metric: str) -> list[list[float]] | None:
+    """With repeated samples (``--mirage-repeat``), the values grouped by case (repeats of one case
+    are not independent: interval statistics resample cases, not samples); None otherwise."""
+    if not any(r.repeat for r in rs):
+        return None
+    by_case: dict[str, list[float]] = defaultdict(list)
+    for r in rs:
+        if (cv := r.metrics.get(metric)) is not None:
+            by_case[r.case_id].append(cv)
+    return [by_case[c] for c in sorted(by_case)]
+
+
+def _suite_model_gates(rules: Sequence[Rule], suite: str, model: str, present: set[str],
+                       ppi: Mapping[tuple[str, str, str], tuple[float, float]]) -> list[GateResult]:
+    """Per suite x model: the PPI gates, and the gates naming a language with no selected case."""
+    out = []
+    for rule in rules:
+        if rule.stat in PPI_STATS:
+            interval = ppi.get((suite, model, rule.metric))
+            if interval is None:
+                out.append(_gate(rule, suite, "all", model, None, False, 0, 0,
+                                 f"no PPI estimate of {rule.metric}: the suite needs human labels "
+                                 "(labels.csv) with at least 2 matched cases of this model"))
                 continue
-            if rule.lang is not None and rule.lang not in present:
-                # a gate that cannot be evaluated protects nothing: it fails unless marked optional
-                note = f"no selected case in language {rule.lang!r}"
-                out.append(_gate(rule, suite, rule.lang, model, None,
-                                      None if rule.optional else False, 0, 0,
-                                      note + ("" if rule.optional else f"; mark the gate optional as "
-                                              f"'{rule.metric}.{rule.stat}@{rule.lang}?' if that is expected")))
+            pv = interval[0] if rule.stat == "ppi_low" else interval[1]
+            out.append(_gate(rule, suite, "all", model, pv, rule.check(pv), 1))
+            continue
+        if rule.lang is not None and rule.lang not in present:
+            # a gate that cannot be evaluated protects nothing: it fails unless marked optional
+            note = f"no selected case in language {rule.lang!r}"
+            out.append(_gate(rule, suite, rule.lang, model, None, None if rule.optional else False, 0, 0,
+                             note + ("" if rule.optional else f"; mark the gate optional as "
+                                     f"'{rule.metric}.{rule.stat}@{rule.lang}?' if that is expected")))
     return out

@@ -1,1 +1,1 @@
-"""The ``python -m pytest_mirage`` commands (new-suite, make-runs, selfcheck), pure of pytest."""
+"""The ``python -m pytest_mirage`` commands (new-suite, make-runs, self-check), pure of pytest."""

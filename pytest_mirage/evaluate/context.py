@@ -109,13 +109,12 @@ class RunContext:
             names[name] = spec.safe_raw
 
     def check_regression(self, gate: RegressionGate, suite: str | None = None) -> RegressionGate:
-        """A regression gate whose metric is known, re-parsed knowing which way the metric is better
+        """A regression gate whose metric is known, checked against the way the metric is better
         (a ``drop`` gate on a lower-is-better metric would gate improvements)."""
         if gate.metric not in self.metrics:
             raise ConfigError(f"{gate.source}: {gate.expr!r}: {unknown_metric(self.metrics, gate.metric)}")
         try:
-            return parse_regression_gate(gate.expr, source=gate.source, suite=suite,
-                                         higher_is_better=self.metrics[gate.metric].higher_is_better)
+            return gate.for_metric(self.metrics[gate.metric].higher_is_better, suite=suite)
         except StatsError as exc:
             raise ConfigError(f"{gate.source}: {exc}") from None
 

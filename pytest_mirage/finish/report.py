@@ -1,5 +1,5 @@
-"""The session end on the controller: reference systems, arena, gates and outcome -> a RunReport,
-then the files the user asked for (record, JSON, Markdown, HTML)."""
+"""The session end: reference systems, arena, gates and outcome -> a RunReport, then the files the
+user asked for (record, JSON, Markdown, HTML). Pure of pytest (see :func:`finish`)."""
 
 from __future__ import annotations
 
@@ -344,14 +344,34 @@ def write_files(ctx: RunContext, report: RunReport, results: Iterable[CaseResult
     return out
 
 
-def finish_run(ctx: RunContext, results: Iterable[CaseResult], *, collection_errors: Sequence[CollectionError] = (),
-               exitstatus: int = 0, problems: Sequence[str] = (),
-               baseline: tuple[Path, Baseline] | None = None, judging: Judging | None = None,
-               judge_health: Mapping[str, Mapping[str, Any]] | None = None) -> Finished:
-    """Build the report and write the files the user asked for."""
-    res = list(results)
-    report, arena = build_report(ctx, res, collection_errors=collection_errors, exitstatus=exitstatus,
-                                 problems=problems, baseline=baseline, judging=judging, judge_health=judge_health)
+@dataclass(frozen=True)
+class FinishInput:
+    """What the session end is computed from: the stored results of the run and what came with them.
+
+    ``results``: every case result (any order; the report sorts them). ``collection_errors``: suites
+    that did not load. ``exitstatus``: pytest's status so far (a failure there fails the report).
+    ``problems``: lines found along the way (engine problems, notes). ``baseline``: the loaded
+    ``--mirage-baseline`` report. ``judge_health``: the judges' counts sent by xdist workers (the
+    controller's own judging is added by :func:`finish`)."""
+
+    results: Sequence[CaseResult]
+    collection_errors: Sequence[CollectionError] = ()
+    exitstatus: int = 0
+    problems: Sequence[str] = ()
+    baseline: tuple[Path, Baseline] | None = None
+    judge_health: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+def finish(ctx: RunContext, given: FinishInput, *, judging: Judging | None = None) -> Finished:
+    """The session end: build the report from ``given`` and write the files the user asked for.
+
+    Needs no pytest object: ``ctx`` holds the settings, registries and suites (a
+    :class:`~pytest_mirage.evaluate.context.RunContext` is built from settings alone), ``judging``
+    the metric judges for the reference systems (None: references are scored without judges)."""
+    res = list(given.results)
+    report, arena = build_report(ctx, res, collection_errors=given.collection_errors, exitstatus=given.exitstatus,
+                                 problems=given.problems, baseline=given.baseline, judging=judging,
+                                 judge_health=given.judge_health)
     written = write_files(ctx, report, res)
     return Finished(report=report, written=written.paths, record_path=written.record,
                     saved_surrogates=list(arena.saved), write_problems=written.problems)

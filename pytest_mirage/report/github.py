@@ -290,3 +290,23 @@ def step_summary(report: RunReport | Mapping[str, Any], *, max_bytes: int = MARK
                  max_cases: int = SUMMARY_CASES) -> str:
     """The Markdown to append to ``$GITHUB_STEP_SUMMARY`` (at most ``max_bytes`` bytes)."""
     return render_markdown(summary_document(as_report(report), max_cases=max_cases), max_bytes)
+
+
+def github_outputs(report: RunReport) -> tuple[list[str], list[str]]:
+    """In GitHub Actions: the Markdown summary appended to ``$GITHUB_STEP_SUMMARY``, and the
+    annotation lines (at the golden-file line of failed cases and the suite.toml line of failed
+    gates) to print at the end of the run. Returns (annotation lines, problems); a summary file
+    that cannot be written is a problem (the run fails), never a crash."""
+    problems: list[str] = []
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        try:
+            with open(summary, "a", encoding="utf-8") as fh:
+                fh.write(step_summary(report))
+        except OSError as exc:
+            problems.append(f"cannot append the job summary to $GITHUB_STEP_SUMMARY {summary}: "
+                            f"{exc.strerror or exc}")
+    annotations: list[str] = []
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        annotations = annotation_lines(report, workspace=os.environ.get("GITHUB_WORKSPACE"))
+    return annotations, problems

@@ -84,3 +84,24 @@ def test_parse_uses_last_answer_marker_and_full_width_separators() -> None:
 
 def test_strip_citations() -> None:
     assert strip_citations("Paris [1#0] is big [2#1, 3#0].") == "Paris is big."
+
+
+def test_a_registered_gate_statistic_is_parsed_and_computed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_mirage.aggregate import statistics as gs
+    from pytest_mirage.aggregate.expr import vacuous
+
+    monkeypatch.setattr(gs, "_REGISTRY", dict(gs._REGISTRY))
+    with pytest.raises(ConfigError, match="unknown statistic 'p90'"):
+        parse_rule("citation_recall.p90 >= 0.5", gate=True)
+    gs.register_statistic(gs.GateStatistic("p90", lambda c: sorted(c.values)[int(0.9 * (len(c.values) - 1))]))
+    rule = parse_rule("citation_recall.p90 >= 0.5", gate=True)
+    assert rule.stat == "p90"
+    assert statistic("p90", [0.1 * i for i in range(11)]) == pytest.approx(0.9)
+    assert vacuous(parse_rule("citation_recall.p90 >= 7", gate=True, source="x"), (0.0, 1.0))
+    with pytest.raises(ConfigError, match="already registered"):
+        gs.register_statistic(gs.GateStatistic("mean", None))
+
+
+def test_ppi_statistics_are_not_computed_from_case_values() -> None:
+    with pytest.raises(ConfigError, match="human labels"):
+        statistic("ppi_low", [0.5])

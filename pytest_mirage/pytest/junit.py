@@ -1,0 +1,92 @@
+"""Results as test reports for JUnit XML and pytest's summary: readable ``mirage.*`` properties on
+each item's teardown report, and every gate as a test result of its own (``mirage-gate::...``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import pytest
+
+from .collect import MANIFEST
+
+if TYPE_CHECKING:
+    from ..report.model import RunReport
+    from ..results import CaseResult
+
+
+def junit_properties(results: Sequence[CaseResult]) -> list[tuple[str, object]]:
+    """The model, every metric value, the thresholds missed and the error, as ``mirage.*`` properties.
+
+    They go on the teardown report only: JUnit XML reads a test case's properties from that report,
+    and pytest copies ``item.user_properties`` into all three reports of an item (setup, call,
+    teardown), which xdist then serializes three times."""
+    props: list[tuple[str, object]] = []
+    for result in results:
+        props.append(("mirage.case", f"{result.suite}/{result.case_id} ({result.lang})"))
+        props.append(("mirage.model", result.model))
+        props += [(f"mirage.metric.{k}", "null" if v is None else f"{v:.6g}") for k, v in sorted(result.metrics.items())]
+        props += [(f"mirage.check.{k}", "passed" if ok else "failed") for k, ok in sorted(result.checks.items())]
+        props += [("mirage.failure", f) for f in result.failures]
+        if result.error:
+            props.append(("mirage.error", result.error))
+    return props
+
+
+def _location(source: str, rootpath: Path) -> tuple[str, int | None]:
+    """(path relative to the rootdir, 0-based line) of a rule source such as ``/x/suite.toml:12``."""
+    path, _, line = source.rpartition(":")
+    if path and line.isdigit() and path.endswith(MANIFEST):
+        p = Path(path)
+        rel = p.relative_to(rootpath) if p.is_absolute() and p.is_relative_to(rootpath) else p
+        return str(rel), int(line) - 1
+    return "mirage-gates", None
+
+
+def gate_reports(report: RunReport, rootpath: Path) -> list[pytest.TestReport]:
+    """Every gate and regression gate as a test result of its own (``mirage-gate::...``), so JUnit
+    consumers and pytest's summary line count them: passed, failed, or skipped when an optional
+    gate could not be evaluated."""
+    out = []
+    gates = [(f"{g.suite}::{g.lang}::{g.model}::{g.expr}", g.source, g.passed, g.describe(), "gate")
+             for g in report.gates]
+    gates += [(f"{g['suite']}::{g['lang']}::{g['model']}::{g['expr']}", g.get("source") or "",
+               None if g.get("failed") is None else not g["failed"],
+               f"{g['suite']} [{g['lang']}] {g['model']}: {g['expr']}: "
+               + (str(g.get("note")) if g.get("failed") is None else
+                  f"worse by {g.get('worsening')}, Holm-adjusted p={g.get('p_adjusted')}"), "regression gate")
+              for g in report.statistics.get("regressions", ())]
+    for ident, source, passed, text, kind in gates:
+        path, line = _location(source, rootpath)
+        outcome: Literal["passed", "failed", "skipped"] = \
+            "passed" if passed else ("skipped" if passed is None else "failed")
+        longrepr: Any = None
+        if outcome == "failed":
+            longrepr = f"{kind} {text}"
+        elif outcome == "skipped":
+            longrepr = (path, (line or 0) + 1, f"not evaluable {kind}: {text}")
+        out.append(pytest.TestReport(nodeid=f"mirage-gate::{ident}", location=(path, line, f"{kind} {ident}"),
+                                     keywords={"mirage_gate": 1}, outcome=outcome, longrepr=longrepr, when="call",
+                                     user_properties=[("mirage.gate", text)]))
+    return out
+
+
+def publish_gate_reports(config: pytest.Config, reports: Sequence[pytest.TestReport]) -> None:
+    """Gates as test results for every consumer (JUnit XML, the session's failure count, the
+    summary line): the terminal reporter takes them in its statistics, not in its progress
+    line (which ended with the last collected item)."""
+    from .compat import count_in_terminal_stats
+
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    others = config.pluginmanager.subset_hook_caller(
+        "pytest_runtest_logreport", remove_plugins=[terminal] if terminal is not None else [])
+    for rep in reports:
+        others(report=rep)
+        # JUnit XML records a test case's properties (and closes it) with its teardown report
+        others(report=pytest.TestReport(nodeid=rep.nodeid, location=rep.location, keywords=dict(rep.keywords),
+                                        outcome="passed", longrepr=None, when="teardown",
+                                        user_properties=rep.user_properties))
+        if terminal is not None:
+            category = config.hook.pytest_report_teststatus(report=rep, config=config)[0]
+            count_in_terminal_stats(terminal, category, rep)
