@@ -63,21 +63,22 @@ def case_details(ctx: RunContext, results: Iterable[CaseResult]) -> list[CaseDet
             case = suite.case(r.case_id)
         except (MirageError, KeyError):
             continue  # a case of a suite that no longer loads: its result row still says why
-        line = r.run_line or {}
-        cited = tuple(str(c) for c in line.get("citations") or ())
-        answer = line.get("answer", line.get("output"))
+        line = r.run_line
+        cited = (line.citations or ()) if line is not None else ()
+        answer = line.answer_text if line is not None else None
         passages = case.passages
         known: set[str] = {p.id for p in passages}
         if suite.corpus is not None:
             by_id = corpus_map(suite.corpus)
             known |= {c for c in cited if c in by_id}
             if not passages:
-                ids = dict.fromkeys([*(line.get("retrieved") or ())[: suite_k(suite)], *case.relevant, *cited])
+                retrieved = (line.retrieved or ()) if line is not None else ()
+                ids = dict.fromkeys([*retrieved[: suite_k(suite)], *case.relevant, *cited])
                 passages = tuple(by_id[i] for i in ids if i in by_id)
         views = tuple(PassageView(p.id, _excerpt(p.text, EXCERPT_CHARS), p.title, p.id in case.relevant, p.id in cited)
                       for p in passages)
         out.append(CaseDetail(r.suite, r.case_id, r.lang, r.model, case.source, case.question,
-                              _excerpt(str(answer), ANSWER_CHARS) if answer is not None else None,
+                              _excerpt(answer, ANSWER_CHARS) if answer is not None else None,
                               tuple(c for c in cited if c in known), tuple(c for c in cited if c not in known), views,
                               dict(r.judge_replies)))
     return out
@@ -330,9 +331,9 @@ def write_files(ctx: RunContext, report: RunReport, results: Iterable[CaseResult
     s = ctx.settings
     out = Written()
     if s.record is not None:
-        lines = sorted((dict(r.run_line) for r in results if r.run_line is not None),
-                       key=lambda x: (x.get("suite", ""), x["model"], x["case_id"]))
-        data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8")
+        lines = sorted((r.run_line for r in results if r.run_line is not None),
+                       key=lambda x: (x.suite, x.model, x.case_id))
+        data = "".join(json.dumps(line.to_json(), ensure_ascii=False) + "\n" for line in lines).encode("utf-8")
         try:
             write_atomic(s.record, data)
             out.record = s.record
