@@ -19,6 +19,7 @@ from .blocks import (
     Heading,
     Paragraph,
     Row,
+    RowKind,
     Span,
     Table,
     row_tags,
@@ -70,14 +71,15 @@ def _baseline(b: BaselineSection) -> list[Block]:
     return blocks
 
 
-_GATE_STATUS = {True: ("FAILED", "fail"), False: ("passed", ""), None: ("not evaluable", "na")}
+_GATE_STATUS: dict[bool | None, tuple[str, RowKind]] = {True: ("FAILED", "fail"), False: ("passed", ""),
+                                                         None: ("not evaluable", "na")}
 
 
 def _regressions(gates: Sequence[RegressionGateResult]) -> list[Block]:
     rows = tuple(Row((_GATE_STATUS[g.failed][0], g.suite, g.lang, sanitize_name(g.model),
                       sanitize_name(g.baseline_model), g.expr, str(g.n), signed(g.worsening),
                       bounds(g.ci_low, g.ci_high, sign=True), p_value(g.p_adjusted), g.note or g.source),
-                     _GATE_STATUS[g.failed][1],  # type: ignore[arg-type]
+                     _GATE_STATUS[g.failed][1],
                      row_tags(g.suite, g.lang, g.model))
                  for g in sorted(gates, key=lambda g: (g.failed is not True, g.suite, g.lang)))
     return [Heading(2, "Regression gates"),
