@@ -51,12 +51,11 @@ def gate_reports(report: RunReport, rootpath: Path) -> list[pytest.TestReport]:
     out = []
     gates = [(f"{g.suite}::{g.lang}::{g.model}::{g.expr}", g.source, g.passed, g.describe(), "gate")
              for g in report.gates]
-    gates += [(f"{g['suite']}::{g['lang']}::{g['model']}::{g['expr']}", g.get("source") or "",
-               None if g.get("failed") is None else not g["failed"],
-               f"{g['suite']} [{g['lang']}] {g['model']}: {g['expr']}: "
-               + (str(g.get("note")) if g.get("failed") is None else
-                  f"worse by {g.get('worsening')}, Holm-adjusted p={g.get('p_adjusted')}"), "regression gate")
-              for g in report.statistics.get("regressions", ())]
+    gates += [(f"{g.suite}::{g.lang}::{g.model}::{g.expr}", g.source, g.passed,
+               f"{g.suite} [{g.lang}] {g.model}: {g.expr}: "
+               + (g.note if g.failed is None else f"worse by {g.worsening}, Holm-adjusted p={g.p_adjusted}"),
+               "regression gate")
+              for g in report.statistics.regressions]
     for ident, source, passed, text, kind in gates:
         path, line = _location(source, rootpath)
         outcome: Literal["passed", "failed", "skipped"] = \
