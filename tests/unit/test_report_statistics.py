@@ -142,11 +142,3 @@ def test_terminal_and_document_format_the_same_numbers_the_same_way() -> None:
 def test_undefined_statistics_show_as_a_dash_and_defined_ones_never_do() -> None:
     assert stat(math.nan) == stat(None) == signed(math.nan) == p_value(None) == "–"
     assert (stat(0.6665), signed(-0.5), signed(0.0), p_value(1.52588e-05)) == ("0.667", "-0.500", "+0.000", "1.53e-05")
-
-
-def test_the_transitional_get_gives_the_regression_gates_as_json_and_nothing_else() -> None:
-    st = _statistics()
-    assert st.get("regressions", ()) == [g.to_json() for g in st.regressions]
-    assert Statistics().get("regressions", ()) == ()
-    with pytest.raises(KeyError, match=r"statistics\.baseline"):
-        st.get("baseline")
