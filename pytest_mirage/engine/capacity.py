@@ -49,6 +49,7 @@ DEFAULT_PAUSE_S = 1.0  # a 429 without Retry-After pauses the queue this long (d
 MAX_PAUSE_S = 30.0
 MAX_TOTAL_WAIT_S = 600.0  # what a request may wait in all on rate limits and queue-caused timeouts
 CAPACITY_FILE = "capacity.json"
+EPSILON_S = 1e-6  # waits shorter than this are none (float rounding would spin the timer)
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -119,7 +120,9 @@ class _Mirror:
         self.at = now
 
     def _refill(self, now: float) -> None:
-        if self.rate and math.isfinite(self.level):
+        if not self.rate:
+            return  # no refill rate known: the level holds until the pause in wait() ends
+        if math.isfinite(self.level):
             self.level = min(self.limit, self.level + (now - self.at) * self.rate)
         self.at = now
 
@@ -128,10 +131,13 @@ class _Mirror:
             return 0.0
         self._refill(now)
         need = min(cost, self.limit) - self.level
-        if need <= 0:
+        if need <= EPSILON_S:
             return 0.0
-        if not self.rate:
-            return DEFAULT_PAUSE_S  # a server that said "none left" without a reset time
+        if not self.rate:  # a server that said "none left" without a refill time: try again after a pause
+            if now - self.at >= DEFAULT_PAUSE_S:
+                self.level, self.at = self.limit, now
+                return 0.0
+            return self.at + DEFAULT_PAUSE_S - now
         return need / self.rate
 
     def take(self, cost: float, now: float) -> None:
@@ -180,8 +186,11 @@ class CapacityController:
         # queueing probe: the level now, since when, its window and the reference to beat
         self.phase = "start" if bounds.adaptive else "fixed"
         self.level_since = now
-        self.level_drained = False
+        self.count_from = now  # completions of requests sent from then on measure the current level
+        self.warmup = self.limit  # the first requests met an empty server: their latency is not the level's
         self.level_old: set[int] = set()
+        self.area = 0.0  # integral of the requests in flight over time
+        self.area_at = now
         self.ref: tuple[int, float] | None = None  # (limit, throughput) of the last kept level
         self.best_x = 0.0
         self.queued_at_start = False
@@ -201,10 +210,15 @@ class CapacityController:
             wait = max(wait, self.mirrors["tokens"].wait(cost_tokens, now))
         return wait
 
+    def _integrate(self, now: float) -> None:
+        self.area += self.in_flight * max(0.0, now - self.area_at)
+        self.area_at = now
+
     def has_room(self) -> bool:
         return self.in_flight < self.limit
 
     def on_send(self, seq: int, now: float, cost_tokens: float = 0.0) -> None:
+        self._integrate(now)
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         self.sent += 1
@@ -237,13 +251,15 @@ class CapacityController:
         ``timeout`` or ``error``. Returns what the engine should do with a failed request: ``requeue``
         (not the case's fault: send it again without using an attempt) or None (the usual retry
         policy decides)."""
+        self._integrate(now)
         self.in_flight = max(0, self.in_flight - 1)
         self.sent_at_seq.pop(seq, None)
         crowd = self.crowd.pop(seq, 1)
-        old = seq in self.level_old
-        self.level_old.discard(seq)
-        if not self.level_old:
-            self.level_drained = True
+        if self.level_old:
+            self.level_old.discard(seq)
+            if not self.level_old:  # the old level's requests are done: count what is sent from now on
+                self.count_from = now
+                self._reset_window(now)
         if outcome == "rate":
             self.rate_limited += 1
             self._rate_episode(sent_at, now, retry_after)
@@ -258,7 +274,12 @@ class CapacityController:
         if outcome == "ok" and self.bounds.adaptive:
             latency = now - sent_at
             self.min_latency = min(self.min_latency, latency)
-            if not old and self.level_drained:
+            if self.warmup > 0:
+                self.warmup -= 1
+                if not self.warmup:
+                    self.count_from = now
+                    self._reset_window(now)
+            elif sent_at >= self.count_from and not self.level_old:
                 self._count(latency, now)
         return None
 
@@ -294,28 +315,24 @@ class CapacityController:
 
     # ---------------------------------------------------------------- queueing probe
     def _reset_window(self, now: float) -> None:
+        self._integrate(now)
         self.w_start = now
+        self.w_area0 = self.area
         self.w_done = 0
         self.w_latency = 0.0
-        self.w_area = 0.0
-        self.w_last = now
 
     def _count(self, latency: float, now: float) -> None:
-        if self.w_done == 0:
-            self._reset_window(now)
-            self.w_start = now - latency  # the window opens with its first request's send
-            self.w_area = latency * (self.in_flight + 1)
-        else:
-            self.w_area += (now - self.w_last) * (self.in_flight + 1)
-        self.w_last = now
         self.w_done += 1
         self.w_latency += latency
-        if self.w_done >= max(6, 3 * self.limit):
+        if self.w_done >= max(5, 2 * self.limit):
+            self._integrate(now)
             duration = now - self.w_start
             if duration > 0:
-                self._evaluate(self.w_done / duration, self.w_latency / self.w_done, self.w_area / duration, now)
+                n_avg = (self.area - self.w_area0) / duration
+                mean = self.w_latency / self.w_done
+                # Little's law: throughput = requests in flight / latency, free of the window's edges
+                self._evaluate(n_avg / mean, mean, n_avg, now)
             self._reset_window(now)
-            self.w_done = 0
 
     def _projected_ok(self, latency: float, factor: float) -> bool:
         """Whether the latency stays under the timeout share if it grew by ``factor`` (a queueing server)."""
@@ -324,9 +341,14 @@ class CapacityController:
     def _evaluate(self, x: float, latency: float, n_avg: float, now: float) -> None:
         lo, hi = self.bounds.minimum, self.bounds.maximum
         if self.timeout_s is not None and latency > TIMEOUT_SHARE * self.timeout_s and self.limit > lo:
-            target = int(self.limit * TIMEOUT_SHARE * self.timeout_s / latency)
-            self._set(max(lo, min(self.limit - 1, target)), now, "latency", steady=True)
-            self.ref = None
+            target = max(lo, min(self.limit - 1, int(self.limit * TIMEOUT_SHARE * self.timeout_s / latency)))
+            self.backoffs += 1
+            if latency > 1.5 * self.min_latency:  # queued: go on halving while it costs no throughput
+                self.ref, self.best_x = (target, x), x
+                self._set(target, now, "down")
+            else:
+                self.ref = None
+                self._set(target, now, "latency", steady=True)
             return
         if n_avg < 0.6 * self.limit and self.phase not in ("down",):
             return  # the limit was not used (too little work, or paced): nothing learned at this level
@@ -379,8 +401,8 @@ class CapacityController:
                     self._set(min(hi, self.limit + step), now, "probe")
 
     def _set(self, limit: int, now: float, phase: str, steady: bool = False) -> None:
-        if limit < self.limit:
-            self.backoffs += 1 if phase in ("timeout", "latency") else 0
+        if limit < self.limit and phase == "timeout":
+            self.backoffs += 1
         changed = limit != self.limit
         self.limit = limit
         self.phase = "steady" if steady else phase
@@ -393,7 +415,7 @@ class CapacityController:
             self.level_since = now
             # the requests in flight now were sent at the old level: the window waits until they are done
             self.level_old = set(self.sent_at_seq)
-            self.level_drained = not self.level_old
+            self.count_from = now if not self.level_old else math.inf
         self._reset_window(now)
 
     # ---------------------------------------------------------------- figures
@@ -463,7 +485,7 @@ class Gate:
             fut, seq, cost = self._waiters[0]
             now = self.clock()
             wait = ctl.wait_s(now, cost)
-            if wait > 0:
+            if wait > EPSILON_S:
                 if ctl.held_since is None:
                     ctl.held_since = now
                 if self._timer is None:
