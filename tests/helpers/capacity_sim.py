@@ -29,6 +29,9 @@ from pytest_mirage.models.faults import TransientError, report_headers
 from pytest_mirage.models.options import CapacityBounds
 
 
+ADAPTIVE = CapacityBounds()
+
+
 @dataclass(slots=True)
 class VirtualClock:
     now: float = 0.0
@@ -183,7 +186,7 @@ class SimAdapter:
     retrieves = False
 
     def __init__(self, server: SimServer, timeout: float = 60.0, concurrency: int | None = None,
-                 bounds: CapacityBounds | None = CapacityBounds(), key: str = "sim",
+                 bounds: CapacityBounds | None = ADAPTIVE, key: str = "sim",
                  tokens_per_request: float = 0.0) -> None:
         self.name = "sim:server"
         self.server = server
