@@ -32,7 +32,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from tests.helpers.fake_openai import FakeOpenAIServer
+from tests.helpers.fake_openai import FakeOpenAIServer, _last_user_content
 
 
 class SlotServer(FakeOpenAIServer):
@@ -79,7 +79,8 @@ class SlotServer(FakeOpenAIServer):
 
     async def _respond(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, body: Mapping[str, Any],
                        fault: str, headers: Mapping[str, str]) -> bool:
-        if fault != "ok":
+        content = _last_user_content(body)
+        if fault != "ok" or any(key in content for key in self._canned):  # scripted faults and canned replies
             return await super()._respond(reader, writer, body, fault, headers)
         if not self._take():
             extra = self._bucket_headers()

@@ -28,7 +28,6 @@ from pytest_mirage.models.base import Answer, EngineRequest
 from pytest_mirage.models.faults import TransientError, report_headers
 from pytest_mirage.models.options import CapacityBounds
 
-
 ADAPTIVE = CapacityBounds()
 
 
