@@ -173,6 +173,8 @@ class CapacityController:
         self.rate_checked = now
         self.sends: deque[float] = deque()  # send times of the last second
         self.sent = 0
+        self.sent_tokens = 0.0
+        self.tokens_at_seq: dict[int, float] = {}
         self.mirrors = {"requests": _Mirror(), "tokens": _Mirror()}
         self.sent_at_seq: dict[int, int] = {}
         self.crowd: dict[int, int] = {}  # requests in flight (itself included) when each was sent
@@ -180,6 +182,7 @@ class CapacityController:
         # figures
         self.rate_limited = 0
         self.timeouts = 0
+        self.queue_timeouts = 0  # of which sent while others were in flight (not charged to the case)
         self.backoffs = 0
         self.waited_s = 0.0
         self.max_in_flight = 0
@@ -222,7 +225,9 @@ class CapacityController:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         self.sent += 1
+        self.sent_tokens += cost_tokens
         self.sent_at_seq[seq] = self.sent
+        self.tokens_at_seq[seq] = self.sent_tokens
         self.crowd[seq] = self.in_flight
         self.sends.append(now)
         while self.sends and self.sends[0] < now - 1.0:
@@ -239,10 +244,11 @@ class CapacityController:
         parsed = parse_rate_headers(headers)
         if not parsed:
             return
-        sent_after = self.sent - self.sent_at_seq.get(seq, self.sent)
+        # what was sent after this request may not be counted by the server yet: taken off, conservatively
+        spent = {"requests": float(self.sent - self.sent_at_seq.get(seq, self.sent)),
+                 "tokens": self.sent_tokens - self.tokens_at_seq.get(seq, self.sent_tokens)}
         for kind, h in parsed.items():
-            # tokens of the requests sent since are unknown here: counted as requests, conservatively
-            self.mirrors[kind].report(h, float(sent_after), now)
+            self.mirrors[kind].report(h, spent[kind], now)
 
     # ---------------------------------------------------------------- outcomes
     def on_done(self, seq: int, sent_at: float, now: float, outcome: str,
@@ -254,6 +260,7 @@ class CapacityController:
         self._integrate(now)
         self.in_flight = max(0, self.in_flight - 1)
         self.sent_at_seq.pop(seq, None)
+        self.tokens_at_seq.pop(seq, None)
         crowd = self.crowd.pop(seq, 1)
         if self.level_old:
             self.level_old.discard(seq)
@@ -270,6 +277,7 @@ class CapacityController:
                 return None  # nothing else was in flight when it was sent: the server itself is too slow
             if sent_at >= self.level_since:
                 self._set(max(self.bounds.minimum, self.limit // 2), now, "timeout", steady=True)
+            self.queue_timeouts += 1
             return "requeue"
         if outcome == "ok" and self.bounds.adaptive:
             latency = now - sent_at
@@ -426,7 +434,8 @@ class CapacityController:
             "bounds": [self.bounds.minimum, self.bounds.maximum], "max_in_flight": self.max_in_flight,
             "rate_per_s": round(self.rate, 3) if self.rate else None,
             "responses_429": self.rate_limited, "rate_limit_episodes": self.episodes, "backoffs": self.backoffs,
-            "queue_timeouts": self.timeouts, "waited_s": round(self.waited_s, 3), "started_from": self.started_from,
+            "timeouts": self.timeouts, "queue_timeouts": self.queue_timeouts, "rate_source": self.rate_source,
+            "waited_s": round(self.waited_s, 3), "started_from": self.started_from,
         }
         header_rate = self.mirrors["requests"].rate
         if header_rate:
@@ -465,6 +474,7 @@ class Gate:
             if fut.done() and not fut.cancelled():
                 self.ctl.in_flight = max(0, self.ctl.in_flight - 1)  # granted, then cancelled: give it back
                 self.ctl.sent_at_seq.pop(seq, None)
+                self.ctl.tokens_at_seq.pop(seq, None)
                 self.ctl.crowd.pop(seq, None)
             else:
                 self._waiters = deque(w for w in self._waiters if w[0] is not fut)

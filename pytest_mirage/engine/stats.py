@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 MAX_PROBLEMS = 20  # problems kept per session (each is one line; a broken disk repeats itself)
-_SUMMED = frozenset({"responses_429", "rate_limit_episodes", "backoffs", "queue_timeouts", "waited_s"})
+_SUMMED = frozenset({"responses_429", "rate_limit_episodes", "backoffs", "timeouts", "queue_timeouts", "waited_s"})
 
 
 @dataclass(slots=True)
@@ -135,7 +135,8 @@ def capacity_lines(stats: EngineStats) -> list[str]:
         if rate:
             text += f", {rate:g} requests/s ({'x-ratelimit headers' if f.get('header_rate_per_s') else 'learned'})"
         text += (f", {f.get('responses_429', 0)} responses 429 in {f.get('rate_limit_episodes', 0)} episode(s), "
-                 f"{f.get('backoffs', 0)} back-offs, {f.get('queue_timeouts', 0)} timeouts, "
+                 f"{f.get('backoffs', 0)} back-offs, {f.get('timeouts', 0)} timeouts "
+                 f"({f.get('queue_timeouts', 0)} in the queue, sent again), "
                  f"{f.get('waited_s', 0.0):.1f}s waited on rate limits")
         out.append(f"mirage capacity [{model}]: {text}")
     return out

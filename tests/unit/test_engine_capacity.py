@@ -83,7 +83,7 @@ def test_a_first_timeout_halves_the_limit_and_costs_the_case_nothing() -> None:
     server = SimServer(slots=1, service_s=1.0)
     out, _, cap, stats, adapter = simulate(server, 30, timeout=2.5, retry=RetryPolicy(max_retries=0))
     assert answered(out) == 30 and stats.errors == 0  # no attempt used although retries are 0
-    assert adapter.timeouts >= 1 and cap["queue_timeouts"] == adapter.timeouts
+    assert adapter.timeouts >= 1 and cap["queue_timeouts"] == cap["timeouts"] == adapter.timeouts
     assert cap["concurrency"] == 1 and cap["backoffs"] >= 1
 
 
