@@ -464,8 +464,13 @@ class _Run:
                     return
                 seq = next(seq_of)
                 sent = await gate.acquire(seq, cost)
+                # what happened while it waited in line: a refused format, an open breaker
+                if last is None and self.format_rejected is not None and req.response_format is not None:
+                    gate.release(seq, sent, "unsent")
+                    self.skip_format(i)
+                    return
                 if self.stopped is not None:
-                    gate.release(seq, sent, "error")
+                    gate.release(seq, sent, "unsent")
                     self._stop(i, last, attempt)
                     return
                 self.stats.calls += 1
