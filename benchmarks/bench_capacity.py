@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import socket
 import subprocess
 import sys
 import tempfile
@@ -77,8 +78,15 @@ class Server:
         self.proc.wait(10)
 
 
-def run_one(name: str, scenario: dict[str, Any], mode: str, cache_dir: Path | None) -> dict[str, Any]:
-    server = Server(scenario["server"])
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def run_one(name: str, scenario: dict[str, Any], mode: str, cache_dir: Path | None, port: int) -> dict[str, Any]:
+    # one port per scenario: the learned capacity is kept per endpoint (URL and model)
+    server = Server([*scenario["server"], "--port", str(port)])
     try:
         extra = "&adaptive=off" if mode == "fixed-16" else ""
         spec = f"openai:bench?base_url={server.base_url}{scenario['options']}{extra}"
@@ -112,11 +120,12 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for name in args.only.split(","):
         scenario = SCENARIOS[name]
+        port = free_port()
         for mode in args.modes.split(","):
             store = Path(tempfile.mkdtemp(prefix="mirage-capacity-")) if mode == "adaptive" else None
             runs = [mode] + (["adaptive-stored"] if args.stored and mode == "adaptive" else [])
             for label in runs:
-                row = run_one(name, scenario, label if label != "adaptive-stored" else "adaptive", store)
+                row = run_one(name, scenario, label if label != "adaptive-stored" else "adaptive", store, port)
                 row["mode"] = label
                 rows.append(row)
                 cap = row["capacity"]

@@ -427,9 +427,15 @@ class CapacityController:
         self._reset_window(now)
 
     # ---------------------------------------------------------------- figures
+    def learned(self) -> int:
+        """The limit learned: the current one, or during a probe upwards the level the probe started from."""
+        if self.phase in ("up", "probe") and self.ref is not None:
+            return self.ref[0]
+        return self.limit
+
     def figures(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "adaptive": self.bounds.adaptive, "concurrency": self.limit, "concurrency_start": self.start,
+            "adaptive": self.bounds.adaptive, "concurrency": self.learned(), "concurrency_start": self.start,
             "concurrency_max_used": self.max_limit, "concurrency_min_used": self.min_limit,
             "bounds": [self.bounds.minimum, self.bounds.maximum], "max_in_flight": self.max_in_flight,
             "rate_per_s": round(self.rate, 3) if self.rate else None,

@@ -125,9 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--burst", type=float, default=None)
     parser.add_argument("--retry-after", default="1")
     parser.add_argument("--ratelimit-headers", action="store_true")
+    parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     args = parser.parse_args(argv)
     server = SlotServer(slots=args.slots, service_s=args.service, rate=args.rate, burst=args.burst,
-                        retry_after=args.retry_after or None, ratelimit_headers=args.ratelimit_headers).start()
+                        retry_after=args.retry_after or None, ratelimit_headers=args.ratelimit_headers,
+                        port=args.port).start()
     print(server.port, flush=True)
     try:
         for line in sys.stdin:  # "stats" prints the server's figures as JSON; EOF stops it
