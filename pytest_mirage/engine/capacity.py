@@ -192,6 +192,8 @@ class CapacityController:
         self.count_from = now  # completions of requests sent from then on measure the current level
         self.warmup = self.limit  # the first requests met an empty server: their latency is not the level's
         self.level_old: set[int] = set()
+        self.skip_sends = 0
+        self.skipped: set[int] = set()  # requests not measured (sent the moment the level rose)
         self.area = 0.0  # integral of the requests in flight over time
         self.area_at = now
         self.ref: tuple[int, float] | None = None  # (limit, throughput) of the last kept level
@@ -199,6 +201,8 @@ class CapacityController:
         self.queued_at_start = False
         self.steady = 0
         self.min_latency = math.inf
+        self.guard_check: tuple[int, float] | None = None  # (limit, latency) before the latency guard cut
+        self.guard_off = False
         self._reset_window(now)
         self.history: list[tuple[float, int, str]] = [(now, self.limit, "start")]
 
@@ -229,6 +233,9 @@ class CapacityController:
         self.sent_at_seq[seq] = self.sent
         self.tokens_at_seq[seq] = self.sent_tokens
         self.crowd[seq] = self.in_flight
+        if self.skip_sends > 0:
+            self.skip_sends -= 1
+            self.skipped.add(seq)
         self.sends.append(now)
         while self.sends and self.sends[0] < now - 1.0:
             self.sends.popleft()
@@ -287,8 +294,9 @@ class CapacityController:
                 if not self.warmup:
                     self.count_from = now
                     self._reset_window(now)
-            elif sent_at >= self.count_from and not self.level_old:
+            elif sent_at >= self.count_from and not self.level_old and seq not in self.skipped:
                 self._count(latency, now)
+        self.skipped.discard(seq)
         return None
 
     def _rate_episode(self, sent_at: float, now: float, retry_after: float | None) -> None:
@@ -332,7 +340,7 @@ class CapacityController:
     def _count(self, latency: float, now: float) -> None:
         self.w_done += 1
         self.w_latency += latency
-        if self.w_done >= max(5, 2 * self.limit):
+        if self.w_done >= max(5, self.limit if self.phase in ("start", "up") else 2 * self.limit):
             self._integrate(now)
             duration = now - self.w_start
             if duration > 0:
@@ -344,13 +352,25 @@ class CapacityController:
 
     def _projected_ok(self, latency: float, factor: float) -> bool:
         """Whether the latency stays under the timeout share if it grew by ``factor`` (a queueing server)."""
-        return self.timeout_s is None or latency * factor <= TIMEOUT_SHARE * self.timeout_s
+        return self.timeout_s is None or self.guard_off or latency * factor <= TIMEOUT_SHARE * self.timeout_s
 
     def _evaluate(self, x: float, latency: float, n_avg: float, now: float) -> None:
         lo, hi = self.bounds.minimum, self.bounds.maximum
-        if self.timeout_s is not None and latency > TIMEOUT_SHARE * self.timeout_s and self.limit > lo:
+        if self.guard_check is not None:
+            before_limit, before_latency = self.guard_check
+            self.guard_check = None
+            if latency > 0.85 * before_latency:
+                # a lower limit did not shorten the answers: their latency is the server's, not a queue's
+                # (long answers of a parallel API); the guard is off for this run, timeouts still count
+                self.guard_off = True
+                self.ref = None
+                self._set(before_limit, now, "start")  # measured afresh, then grown as from the start
+                return
+        if (self.timeout_s is not None and not self.guard_off and latency > TIMEOUT_SHARE * self.timeout_s
+                and self.limit > lo):
             target = max(lo, min(self.limit - 1, int(self.limit * TIMEOUT_SHARE * self.timeout_s / latency)))
             self.backoffs += 1
+            self.guard_check = (self.limit, latency)
             if latency > 1.5 * self.min_latency:  # queued: go on halving while it costs no throughput
                 self.ref, self.best_x = (target, x), x
                 self._set(target, now, "down")
@@ -412,6 +432,7 @@ class CapacityController:
         if limit < self.limit and phase == "timeout":
             self.backoffs += 1
         changed = limit != self.limit
+        old_limit = self.limit
         self.limit = limit
         self.phase = "steady" if steady else phase
         if phase != "steady" or changed:
@@ -421,9 +442,15 @@ class CapacityController:
         if changed:
             self.history.append((now, limit, phase))
             self.level_since = now
-            # the requests in flight now were sent at the old level: the window waits until they are done
-            self.level_old = set(self.sent_at_seq)
-            self.count_from = now if not self.level_old else math.inf
+            if limit < old_limit:
+                # more are in flight than the new level allows: the window waits until they are done
+                self.level_old = set(self.sent_at_seq)
+                self.count_from = now if not self.level_old else math.inf
+            else:  # a higher level: measured from now, but not on the first requests the rise lets in,
+                # which find slots the old level's requests are about to free (a latency too short)
+                self.level_old = set()
+                self.count_from = now
+                self.skip_sends = limit - old_limit
         self._reset_window(now)
 
     # ---------------------------------------------------------------- figures

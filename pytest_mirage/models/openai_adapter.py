@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import importlib.util
+import ipaddress
 import json
 import os
 import time
@@ -58,7 +59,14 @@ from .faults import (
     redact,
     report_headers,
 )
-from .options import CAPACITY_OPTIONS, SpecOptions, capacity_bounds, parse_int
+from .options import (
+    CAPACITY_OPTIONS,
+    DEFAULT_START,
+    REMOTE_START,
+    SpecOptions,
+    capacity_bounds,
+    parse_int,
+)
 from .registry import ModelSpec
 
 OPTIONS = ("base_url", "api_key_env", "temperature", "max_tokens", "timeout", "concurrency", "extra",
@@ -187,7 +195,10 @@ class OpenAIAdapter:
         self.max_tokens: int | None = None if no_limit else opts.integer("max_tokens", DEFAULT_MAX_TOKENS, minimum=1)
         self.timeout = opts.number("timeout", DEFAULT_TIMEOUT_S, minimum=0.001)
         self.concurrency = opts.integer("concurrency", None, minimum=1)
-        self.capacity_bounds = capacity_bounds(opts, self.concurrency)
+        # a local server (loopback, a private network) may have one slot: start cautiously; a remote API
+        # starts where the former fixed limit was (its 429s and headers are handled either way)
+        start = DEFAULT_START if _local_endpoint(self.base_url) else REMOTE_START
+        self.capacity_bounds = capacity_bounds(opts, self.concurrency, default_start=start)
         self.extra = opts.json_object("extra")
         for key_name, why in REFUSED_EXTRA.items():
             if key_name in self.extra:
@@ -471,6 +482,23 @@ class OpenAIAdapter:
         # clients are closed at the end of each engine run (aclose); nothing is held between runs
         self._client = None
         self._loop = None
+
+
+def _local_endpoint(url: str | None) -> bool:
+    """Whether a base URL points at this machine or a private network (a local server, maybe one slot)."""
+    if not url:
+        return False  # OpenAI itself
+    try:
+        host = (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return False
+    if host in ("localhost", "host.docker.internal") or host.endswith((".local", ".localhost", ".internal")):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
 
 
 def aiohttp_available() -> bool:

@@ -24,6 +24,7 @@ _FALSE = ("0", "false", "no", "off")
 COMMON_OPTIONS = ("name",)  # understood by every kind (see ModelSpec.display_name)
 CAPACITY_OPTIONS = ("adaptive", "concurrency_min", "concurrency_max")  # adaptive kinds (openai:, async py:)
 DEFAULT_START = 4  # a cautious first limit: a one-slot server queues only three behind the first
+REMOTE_START = 16  # the first limit for a remote API (not loopback or a private network): the former fixed one
 DEFAULT_MIN = 1
 DEFAULT_MAX = 128
 D = TypeVar("D")
@@ -189,6 +190,7 @@ class CapacityBounds:
     minimum: int = DEFAULT_MIN
     maximum: int = DEFAULT_MAX
     adaptive: bool = True
+    default_start: int = DEFAULT_START  # the start when nothing is stored (an adapter may know better)
 
     def __post_init__(self) -> None:
         if self.minimum < 1 or self.maximum < self.minimum:
@@ -199,14 +201,16 @@ class CapacityBounds:
 
     def first(self, stored: int | None) -> int:
         """The first limit: the fixed one, else the start given, the stored one or the default, in bounds."""
-        start = self.start if self.start is not None else stored if stored is not None else DEFAULT_START
+        start = self.start if self.start is not None else stored if stored is not None else self.default_start
         return start if not self.adaptive else max(self.minimum, min(self.maximum, start))
 
 
-def capacity_bounds(opts: SpecOptions, concurrency: int | None, default_on: bool = True) -> CapacityBounds | None:
+def capacity_bounds(opts: SpecOptions, concurrency: int | None, default_on: bool = True,
+                    default_start: int = DEFAULT_START) -> CapacityBounds | None:
     """The capacity settings of a spec: ``concurrency=N`` (or ``--mirage-concurrency N``) is a fixed
     limit; ``adaptive=off`` gives none (the engine's former fixed limit and per-request retries);
-    ``concurrency_min`` / ``concurrency_max`` bound the adaptive limit (defaults 1 and 128)."""
+    ``concurrency_min`` / ``concurrency_max`` bound the adaptive limit (defaults 1 and 128);
+    ``default_start``: the first limit when no earlier run of the endpoint left one."""
     adaptive = opts.flag("adaptive", default_on)
     minimum = opts.integer("concurrency_min", DEFAULT_MIN, minimum=1)
     maximum = opts.integer("concurrency_max", DEFAULT_MAX, minimum=1)
@@ -225,4 +229,4 @@ def capacity_bounds(opts: SpecOptions, concurrency: int | None, default_on: bool
     if maximum < minimum:
         raise ConfigError(f"{opts.where('concurrency_max')}: found {maximum}, below concurrency_min={minimum}; expected "
                           "concurrency_min <= concurrency_max")
-    return CapacityBounds(minimum=minimum, maximum=maximum)
+    return CapacityBounds(minimum=minimum, maximum=maximum, default_start=max(minimum, min(maximum, default_start)))

@@ -270,6 +270,15 @@ def _options(raw: str) -> SpecOptions:
     return SpecOptions(parse_model_spec(raw), ("concurrency", "adaptive", "concurrency_min", "concurrency_max"))
 
 
+def test_local_endpoints_start_cautiously_and_remote_apis_at_16() -> None:
+    from pytest_mirage.models.openai_adapter import create
+
+    assert create(parse_model_spec("openai:m?base_url=http://127.0.0.1:8080/v1")).capacity_bounds.default_start == 4
+    assert create(parse_model_spec("openai:m?base_url=http://192.168.1.5:8000/v1")).capacity_bounds.default_start == 4
+    assert create(parse_model_spec("openai:m?base_url=http://localhost:11434/v1")).capacity_bounds.default_start == 4
+    assert create(parse_model_spec("openai:m?base_url=https://api.example.com/v1")).capacity_bounds.default_start == 16
+
+
 def test_capacity_options() -> None:
     assert capacity_bounds(_options("openai:m"), None) == CapacityBounds()
     assert capacity_bounds(_options("openai:m?concurrency=3"), 3) == CapacityBounds(3, 3, 3, adaptive=False)
@@ -286,3 +295,12 @@ def test_capacity_options() -> None:
         capacity_bounds(_options("openai:m?adaptive=off&concurrency_max=8"), None)
     with pytest.raises(ConfigError, match="option adaptive: found 'maybe'; expected true or false"):
         capacity_bounds(_options("openai:m?adaptive=maybe"), None)
+
+
+def test_long_answers_of_a_parallel_server_do_not_shrink_the_limit() -> None:
+    # a remote API (openai: starts those at 16) with 40 s answers under a 60 s timeout: the latency is the
+    # server's, not a queue's; the cut of the latency guard that does not shorten it is taken back
+    server = SimServer(slots=64, service_s=40.0)
+    out, took, cap, _, adapter = simulate(server, 200, timeout=60.0, bounds=CapacityBounds(default_start=16))
+    assert answered(out) == 200 and adapter.timeouts == 0
+    assert cap["concurrency_max_used"] >= 64 and took <= 200 * 40.0 / 16  # no slower than the former fixed 16
