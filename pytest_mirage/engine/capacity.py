@@ -6,12 +6,13 @@ default; see docs/models.md "Local servers"). It learns from two signals:
 * **queueing**: a server that answers fewer requests at once than it is sent (a one-slot llama.cpp
   or Ollama server) queues the rest; their latency grows with the number in flight while the
   throughput stays flat. The controller measures throughput at each in-flight limit over windows of
-  completed requests and moves the limit the way throughput says: it doubles from a cautious start
-  while throughput grows, goes back when a step gained nothing, halves while halving costs nothing
-  when the start already queued, and probes upwards again now and then. It keeps the latency under
-  half the call timeout (it lowers the limit before timeouts fire), and a timeout of a request sent
-  while others were in flight halves the limit (such a timeout is not the case's fault: the request
-  goes back in line).
+  completed requests (Little's law: requests in flight / latency) and moves the limit the way
+  throughput says: it doubles from a cautious start while throughput grows, goes back when a step
+  gained nothing, halves while halving costs nothing when the start already queued, and probes
+  upwards again now and then. It keeps the latency under half the call timeout (it lowers the limit
+  before timeouts fire; a cut that does not shorten the answers is taken back), and a timeout of a
+  request sent while others were in flight halves the limit (such a timeout is not the case's
+  fault: the request goes back in line).
 * **rate limits**: a 429 (or a 503 with ``Retry-After``) pauses the model's whole queue once for the
   server's ``Retry-After`` (one pause per episode, not one per request: no thundering herd) and sets
   or lowers a learned request rate (AIMD: three quarters of the rate sent at on each episode, +5%
