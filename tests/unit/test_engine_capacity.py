@@ -304,3 +304,23 @@ def test_long_answers_of_a_parallel_server_do_not_shrink_the_limit() -> None:
     out, took, cap, _, adapter = simulate(server, 200, timeout=60.0, bounds=CapacityBounds(default_start=16))
     assert answered(out) == 200 and adapter.timeouts == 0
     assert cap["concurrency_max_used"] >= 64 and took <= 200 * 40.0 / 16  # no slower than the former fixed 16
+
+
+def test_py_pipelines_adapt_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_mirage.models.py_callable import create
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "capacity_pipeline.py").write_text(
+        "import asyncio\n\nasync def rag(question):\n    await asyncio.sleep(0.01)\n    return 'Answer [1]'\n\n"
+        "def sync_rag(question):\n    return 'Answer [1]'\n", encoding="utf-8")
+    assert create(parse_model_spec("py:capacity_pipeline:rag")).capacity_bounds is None  # the former fixed limit
+    bounds = create(parse_model_spec("py:capacity_pipeline:rag?adaptive=on")).capacity_bounds
+    assert bounds is not None and bounds.adaptive
+    assert create(parse_model_spec("py:capacity_pipeline:rag?concurrency_max=8")).capacity_bounds == \
+        CapacityBounds(None, 1, 8)
+    adapter = create(parse_model_spec("py:capacity_pipeline:rag?adaptive=on"))
+    stats = EngineStats()
+    out = run_requests(adapter, make_requests(12), EngineSettings(stats=stats))
+    assert answered(out) == 12 and stats.capacity["py:capacity_pipeline:rag"]["adaptive"]
+    with pytest.raises(ConfigError, match="apply to async callables"):
+        create(parse_model_spec("py:capacity_pipeline:sync_rag?adaptive=on"))
