@@ -184,7 +184,8 @@ def resolve(config: Any) -> Settings:
         model_defaults["base_url"] = base_url.value
     concurrency_raw = get("--mirage-concurrency")
     concurrency = parse_int(concurrency_raw.value, concurrency_raw.source, defaults.CONCURRENCY, minimum=1)
-    model_defaults["concurrency"] = concurrency
+    if concurrency_raw.source != "default":  # given: a fixed limit; else adaptive models find theirs
+        model_defaults["concurrency"] = concurrency
     specs = tuple(parse_model_spec(m, model_defaults) for m in get("--mirage-model").value)
     seen: set[str] = set()
     for s in specs:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 MAX_PROBLEMS = 20  # problems kept per session (each is one line; a broken disk repeats itself)
+_SUMMED = frozenset({"responses_429", "rate_limit_episodes", "backoffs", "timeouts", "queue_timeouts", "waited_s"})
 
 
 @dataclass(slots=True)
@@ -28,10 +29,31 @@ class EngineStats:
     errors: int = 0  # requests that ended as an error
     truncated: int = 0  # answers cut at the output limit (kept, flagged Answer.truncated)
     skipped: int = 0  # requests not sent because the model kept failing the same way
+    rate_limited: int = 0  # calls answered with a rate limit and sent again without using an attempt
     prompt_tokens: int = 0  # tokens of the calls made in this run, failed ones included when the
     completion_tokens: int = 0  # server reported them (cache hits cost none)
     wall_s: float = 0.0
     problems: list[str] = field(default_factory=list)
+    # per model: what its capacity controller learned and did (see engine/capacity.py figures())
+    capacity: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def add_capacity(self, model: str, figures: Mapping[str, Any]) -> None:
+        """Add one run's capacity figures of ``model``: counts and waits add up, the limit and rate
+        are the latest, the highest limit used is the highest."""
+        mine = self.capacity.get(model)
+        if mine is None:
+            self.capacity[model] = dict(figures)
+            return
+        for name, value in figures.items():
+            old = mine.get(name)
+            if name in _SUMMED and isinstance(value, int | float) and isinstance(old, int | float):
+                mine[name] = round(old + value, 3) if isinstance(value, float) else old + value
+            elif name in ("concurrency_max_used", "max_in_flight") and isinstance(old, int) and isinstance(value, int):
+                mine[name] = max(old, value)
+            elif name == "concurrency_min_used" and isinstance(old, int) and isinstance(value, int):
+                mine[name] = min(old, value)
+            elif name not in ("concurrency_start", "started_from") or old is None:
+                mine[name] = value
 
     def add_usage(self, usage: Mapping[str, Any] | None) -> None:
         if not usage:
@@ -54,12 +76,17 @@ class EngineStats:
                 for message in value if isinstance(value, list) else ():
                     if isinstance(message, str):
                         self.problem(message)
+            elif f.name == "capacity":
+                for model, figures in (value.items() if isinstance(value, Mapping) else ()):
+                    if isinstance(figures, Mapping):
+                        self.add_capacity(str(model), figures)
             elif isinstance(value, int | float) and not isinstance(value, bool):
                 setattr(self, f.name, getattr(self, f.name) + value)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
         out["problems"] = list(self.problems)
+        out["capacity"] = {m: dict(f) for m, f in self.capacity.items()}
         return out
 
     @classmethod
@@ -82,8 +109,34 @@ def summary_lines(stats: EngineStats, cache_path: str | None = None) -> list[str
         line += f", {stats.skipped} not sent"
     line += (f", tokens {stats.prompt_tokens} prompt + {stats.completion_tokens} completion, "
              f"{stats.wall_s:.1f}s")
+    if stats.rate_limited:
+        line += f", {stats.rate_limited} rate-limited and sent again"
     lines = [line]
+    lines += capacity_lines(stats)
     if cache_path:
         lines.append(f"mirage cache: {cache_path}")
     lines += [f"mirage problem: {p}" for p in stats.problems]
     return lines
+
+
+def capacity_lines(stats: EngineStats) -> list[str]:
+    """One line per model whose capacity the engine managed: the learned limit and rate, 429s,
+    back-offs and time waited."""
+    out = []
+    for model, f in sorted(stats.capacity.items()):
+        if f.get("adaptive"):
+            lo, hi = (f.get("bounds") or [None, None])[:2]
+            text = (f"learned {f.get('concurrency')} in flight (started at {f.get('concurrency_start')}"
+                    f"{' from the previous run' if f.get('started_from') == 'stored' else ''}, used up to "
+                    f"{f.get('concurrency_max_used')}, bounds {lo}-{hi})")
+        else:
+            text = f"fixed {f.get('concurrency')} in flight"
+        rate = f.get("header_rate_per_s") or f.get("rate_per_s")
+        if rate:
+            text += f", {rate:g} requests/s ({'x-ratelimit headers' if f.get('header_rate_per_s') else 'learned'})"
+        text += (f", {f.get('responses_429', 0)} responses 429 in {f.get('rate_limit_episodes', 0)} episode(s), "
+                 f"{f.get('backoffs', 0)} back-offs, {f.get('timeouts', 0)} timeouts "
+                 f"({f.get('queue_timeouts', 0)} in the queue, sent again), "
+                 f"{f.get('waited_s', 0.0):.1f}s waited on rate limits")
+        out.append(f"mirage capacity [{model}]: {text}")
+    return out

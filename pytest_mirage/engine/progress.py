@@ -37,6 +37,8 @@ class ProgressReporter:
     then at most one every ``interval_s`` seconds, and one at the end: done/total, errors, rate,
     ETA) or ``auto`` (a bar when stderr is a terminal, else lines). ``write`` receives the plain
     lines (default: stderr); the plugin may route them through pytest's terminal writer.
+    ``status`` (set by the engine for a model whose capacity it manages) says the model's current
+    limit, e.g. ``2 in flight, 9.5 requests/s``; the bar and the lines show it.
     """
 
     def __init__(self, total: int, task: str, model: str, enabled: bool, style: str = "auto",
@@ -54,6 +56,7 @@ class ProgressReporter:
         self._bar: Any = None
         self._task: Any = None
         self._lines = False
+        self.status: Callable[[], str] | None = None
         if not enabled or total <= 0:
             return
         if style == "auto":
@@ -73,15 +76,17 @@ class ProgressReporter:
         )
 
         self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                             TextColumn("{task.fields[errors]}"), TimeRemainingColumn(),
-                             console=Console(stderr=True), transient=True)
+                             TextColumn("{task.fields[errors]}"), TextColumn("{task.fields[limit]}"),
+                             TimeRemainingColumn(), console=Console(stderr=True), transient=True)
         self._bar.start()
-        self._task = self._bar.add_task(self.label, total=total, errors="")
+        self._task = self._bar.add_task(self.label, total=total, errors="", limit="")
 
     def line(self, final: bool = False) -> str:
         """The plain progress line as it stands now."""
         elapsed = self._clock() - self._started
         text = f"{self.label}: {self.done}/{self.total} done, {self.errors} errors"
+        if self.status is not None:
+            text += f", limit {self.status()}"
         if final:
             return f"{text}, {_duration(elapsed)}"
         rate = self.done / elapsed if elapsed > 0 else 0.0
@@ -93,7 +98,8 @@ class ProgressReporter:
         self.errors += errors
         if self._bar is not None:
             shown = f"{self.errors} errors" if self.errors else ""
-            self._bar.update(self._task, advance=n, errors=shown)
+            limit = f"limit {self.status()}" if self.status is not None else ""
+            self._bar.update(self._task, advance=n, errors=shown, limit=limit)
         elif self._lines:
             now = self._clock()
             if now - self._last >= self._interval and self.done < self.total:

@@ -4,11 +4,13 @@ with retries, writing each answer to the cache as it arrives."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
+import itertools
 import random
 import threading
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,7 +19,8 @@ from .. import defaults
 from ..defaults import CACHE_MODES
 from ..errors import ConfigError, FormatRejected, ModelError, NotCached, caused_by, did_you_mean
 from ..models.base import Answer, AsyncModelAdapter, EngineRequest, ModelAdapter
-from ..models.faults import RetryPolicy, TransientError, excerpt
+from ..models.faults import RetryPolicy, TransientError, excerpt, response_headers_sink
+from ..models.options import CapacityBounds
 from .cache import (
     CACHE_SCOPES,
     AnswerCache,
@@ -28,11 +31,13 @@ from .cache import (
     decode_answer,
     warn_bad_entry,
 )
+from .capacity import MAX_TOTAL_WAIT_S, CapacityController, Gate, load_learned, save_learned
 from .counters import EngineStats
 from .progress import PROGRESS_STYLES, ProgressReporter
 
 DEFAULT_CONCURRENCY = defaults.CONCURRENCY
 BREAKER_AFTER = 5  # identical failures in a row after which a run stops calling a model
+MAX_FREE_TIMEOUTS = 3  # queue-caused timeouts of one request not charged to it; later ones are
 T = TypeVar("T")
 
 
@@ -43,8 +48,10 @@ class EngineSettings:
     ``cache_dir``: folder of the SQLite answer cache (None: no cache). ``cache_mode``: one of
     :data:`CACHE_MODES`: ``use`` (read, call the misses, store), ``refresh`` (call everything,
     store), ``off`` (no cache) or ``replay-only`` (never call a cacheable model; a miss is an error
-    naming the case; the cache is only read, so a read-only folder works). ``concurrency``:
-    simultaneous requests for API adapters unless the model sets its own. ``batch_size``: requests
+    naming the case; the cache is only read, so a read-only folder works). ``concurrency``: a fixed
+    number of simultaneous requests for every API adapter that does not set its own (None: adaptive
+    adapters find their limit, see :mod:`pytest_mirage.engine.capacity`; the others get
+    :data:`DEFAULT_CONCURRENCY`). ``batch_size``: requests
     per ``answer_batch`` call for local engines (None: all in one call, unless the adapter sets its
     own). ``retry``: backoff policy. ``call_timeout``: seconds one async call may take before it
     counts as a (retryable) timeout (None: the adapter's own deadline). ``breaker_after``: after
@@ -52,12 +59,13 @@ class EngineSettings:
     ``progress``: show progress when at least ``progress_min`` requests go to a model, as a bar on a
     terminal or as plain lines at most every ``progress_interval_s`` seconds otherwise
     (``progress_style``: auto, bar, lines), written by ``progress_write`` (default: stderr).
-    ``stats``: an accumulator the engine adds its counts and problems to.
+    ``stats``: an accumulator the engine adds its counts and problems to. ``loop_factory``: the
+    event loop async adapters run in (None: asyncio's default; simulations pass a virtual-time loop).
     """
 
     cache_dir: Path | None = None
     cache_mode: str = "use"
-    concurrency: int = DEFAULT_CONCURRENCY
+    concurrency: int | None = None
     progress: bool = False
     progress_min: int = 20
     batch_size: int | None = None
@@ -68,12 +76,14 @@ class EngineSettings:
     progress_style: str = "auto"
     progress_interval_s: float = 10.0
     progress_write: Callable[[str], None] | None = None
+    loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None
 
     def __post_init__(self) -> None:
         if self.cache_mode not in CACHE_MODES:
             raise ConfigError(f"--mirage-cache-mode: found {self.cache_mode!r}; expected one of "
                               f"{', '.join(CACHE_MODES)}.{did_you_mean(self.cache_mode, CACHE_MODES)}")
-        if not isinstance(self.concurrency, int) or isinstance(self.concurrency, bool) or self.concurrency < 1:
+        if self.concurrency is not None and (not isinstance(self.concurrency, int) or isinstance(self.concurrency, bool)
+                                             or self.concurrency < 1):
             raise ConfigError(f"--mirage-concurrency: found {self.concurrency!r}; expected an integer >= 1")
         if self.batch_size is not None and self.batch_size < 1:
             raise ConfigError(f"batch size: found {self.batch_size!r}; expected an integer >= 1 or None")
@@ -140,6 +150,7 @@ class _Run:
         self.stopped: str | None = None
         # the first refusal of a response_format: the run's other structured requests are not sent
         self.format_rejected: Exception | None = None
+        self.capacity: CapacityController | None = None
 
     # ------------------------------------------------------------------ cache
     def _open(self, directory: Path, mode: str) -> tuple[AnswerCache | None, str | None]:
@@ -345,7 +356,28 @@ class _Run:
 
     # ------------------------------------------------------------------ calls
     async def run_async(self, adapter: AsyncModelAdapter, todo: list[int]) -> None:
-        limit = adapter.concurrency or self.settings.concurrency
+        bounds = self.capacity_bounds(adapter)
+        try:
+            if bounds is None:
+                await self._run_fixed(adapter, todo, adapter.concurrency or self.settings.concurrency
+                                      or DEFAULT_CONCURRENCY)
+            else:
+                await self._run_adaptive(adapter, todo, bounds)
+        finally:
+            await adapter.aclose()
+
+    def capacity_bounds(self, adapter: AsyncModelAdapter) -> CapacityBounds | None:
+        """The adapter's capacity settings, or None for the plain fixed limit. The engine's own
+        ``concurrency`` (the caller's word) and the model's fixed ``concurrency`` make it fixed."""
+        bounds: CapacityBounds | None = getattr(adapter, "capacity_bounds", None)
+        if bounds is None:
+            return None
+        fixed = adapter.concurrency or self.settings.concurrency
+        if fixed is not None and bounds.adaptive:
+            return CapacityBounds(start=fixed, minimum=fixed, maximum=fixed, adaptive=False)
+        return bounds
+
+    async def _run_fixed(self, adapter: AsyncModelAdapter, todo: list[int], limit: int) -> None:
         sem = asyncio.Semaphore(limit)
         policy = self.settings.retry
         timeout = self.settings.call_timeout
@@ -359,11 +391,7 @@ class _Run:
                     if last is None and self.skip_format(i):
                         return
                     if self.stopped is not None:
-                        if last is None:
-                            self.skip(i)
-                        else:  # sent before: its own last failure, not "not sent"
-                            self.finish(i, with_ref(req, self.adapter, last, f" (not retried after {attempt} "
-                                                    "attempt(s): the model keeps failing)"), "retry")
+                        self._stop(i, last, attempt)
                         return
                     self.stats.calls += 1
                     try:
@@ -372,8 +400,7 @@ class _Run:
                     except TransientError as exc:
                         error: TransientError = exc
                     except TimeoutError as exc:
-                        error = TransientError(f"no answer within {timeout}s (call_timeout)")
-                        error.__cause__ = exc
+                        error = _call_timeout(timeout, exc)
                     except Exception as exc:  # reported on the request, never lost
                         self.stats.failed_calls += 1
                         self.finish(i, exc)
@@ -392,10 +419,122 @@ class _Run:
                 self.stats.retries += 1
                 await asyncio.sleep(delay)  # outside the semaphore: other requests go on meanwhile
 
+        await asyncio.gather(*(one(i) for i in todo))
+
+    def _stop(self, i: int, last: TransientError | None, attempt: int) -> None:
+        if last is None:
+            self.skip(i)
+        else:  # sent before: its own last failure, not "not sent"
+            self.finish(i, with_ref(self.requests[i], self.adapter, last, f" (not retried after {attempt} "
+                                    "attempt(s): the model keeps failing)"), "retry")
+
+    async def _run_adaptive(self, adapter: AsyncModelAdapter, todo: list[int], bounds: CapacityBounds) -> None:
+        """Requests under a :class:`~pytest_mirage.engine.capacity.CapacityController`: rate limits
+        and queue-caused timeouts go back in line without using an attempt (bounded in total time)."""
+        loop = asyncio.get_running_loop()
+        clock = loop.time
+        key = str(getattr(adapter, "capacity_key", "") or "")
+        store = self.settings.cache_dir if key and self.settings.cache_mode != "replay-only" else None
+        stored, problem = load_learned(store, key) if bounds.adaptive else (None, None)
+        if problem:
+            self.stats.problem(problem)
+        timeout = self.settings.call_timeout or _number(getattr(adapter, "timeout", None))
+        ctl = CapacityController(bounds, clock(), timeout, stored)
+        gate = Gate(ctl, clock)
+        self.capacity = ctl
+        if self.progress is not None:
+            self.progress.status = ctl.describe
+        policy = self.settings.retry
+        call_timeout = self.settings.call_timeout
+        extra_tokens = _number(getattr(adapter, "prompt_tokens_extra", None)) or 0.0
+        seq_of = itertools.count()
+
+        async def one(i: int) -> None:
+            req = self.requests[i]
+            attempt = 0
+            free = 0  # attempts that were not the case's fault (rate limits, queue-caused timeouts)
+            free_s = 0.0
+            last: TransientError | None = None
+            cost = len(req.prompt) / 4 + extra_tokens if extra_tokens or ctl.mirrors["tokens"].rate else 0.0
+            while True:
+                if last is None and self.skip_format(i):
+                    return
+                if self.stopped is not None:
+                    self._stop(i, last, attempt)
+                    return
+                seq = next(seq_of)
+                sent = await gate.acquire(seq, cost)
+                # what happened while it waited in line: a refused format, an open breaker
+                if last is None and self.format_rejected is not None and req.response_format is not None:
+                    gate.release(seq, sent, "unsent")
+                    self.skip_format(i)
+                    return
+                if self.stopped is not None:
+                    gate.release(seq, sent, "unsent")
+                    self._stop(i, last, attempt)
+                    return
+                self.stats.calls += 1
+                token = response_headers_sink.set(functools.partial(_headers_to, ctl, seq, clock))
+                try:
+                    call = adapter.answer_async(req)
+                    answer = await (asyncio.wait_for(call, call_timeout) if call_timeout else call)
+                except TransientError as exc:
+                    error: TransientError = exc
+                except TimeoutError as exc:
+                    error = _call_timeout(call_timeout, exc)
+                except Exception as exc:  # reported on the request, never lost
+                    gate.release(seq, sent, "error")
+                    self.stats.failed_calls += 1
+                    self.finish(i, exc)
+                    return
+                else:
+                    gate.release(seq, sent, "ok")
+                    self.finish(i, answer)
+                    return
+                finally:
+                    response_headers_sink.reset(token)
+                self.stats.failed_calls += 1
+                self.stats.add_usage(_usage_of(error))
+                signal = error.signal
+                too_long = error.retry_after is not None and error.retry_after > policy.max_wait_s
+                verdict = gate.release(seq, sent, signal or "error", None if too_long else error.retry_after)
+                if verdict == "requeue" and not too_long:
+                    free_s += clock() - sent + (error.retry_after or 0.0)
+                    if signal == "timeout" and free >= MAX_FREE_TIMEOUTS:
+                        verdict = None  # timed out again and again, whatever the limit: the usual policy
+                    elif free_s > MAX_TOTAL_WAIT_S:
+                        self.finish(i, with_ref(req, self.adapter, error, (
+                            f" (waited {free_s:.0f}s in all on the server's rate limits and queue, more than the "
+                            f"{MAX_TOTAL_WAIT_S:g}s the engine waits per request; learned limit: {ctl.describe()})")),
+                            "retry")
+                        return
+                    else:
+                        free += 1
+                        last = error
+                        self.stats.retries += 1
+                        self.stats.rate_limited += int(signal == "rate")
+                        continue  # back in line: the gate holds it while the pause or the pacing lasts
+                delay = policy.delay(attempt, error.retry_after, self.rng)
+                if delay is None or self.stopped is not None:
+                    suffix = _gave_up(attempt, error, policy)
+                    if bounds.adaptive and signal == "timeout":
+                        suffix = suffix[:-1] + f"; learned limit: {ctl.describe()})"
+                    self.finish(i, with_ref(req, self.adapter, error, suffix), "retry")
+                    return
+                attempt += 1
+                last = error
+                self.stats.retries += 1
+                await asyncio.sleep(delay)  # outside the gate: other requests go on meanwhile
+
         try:
             await asyncio.gather(*(one(i) for i in todo))
         finally:
-            await adapter.aclose()
+            figures = ctl.figures()
+            self.stats.add_capacity(self.adapter.name, figures)
+            if bounds.adaptive and store is not None:
+                problem = save_learned(store, key, figures)
+                if problem:
+                    self.stats.problem(problem)
 
     def run_batches(self, todo: list[int]) -> None:
         adapter: Any = self.adapter
@@ -443,6 +582,20 @@ class _Run:
                     time.sleep(max(d for d in delays if d is not None))
 
 
+def _headers_to(ctl: CapacityController, seq: int, clock: Callable[[], float], headers: Mapping[str, str]) -> None:
+    ctl.on_headers(seq, headers, clock())
+
+
+def _call_timeout(timeout: float | None, exc: BaseException) -> TransientError:
+    error = TransientError(f"no answer within {timeout}s (call_timeout)", signal="timeout")
+    error.__cause__ = exc
+    return error
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else None
+
+
 def _gave_up(attempt: int, exc: TransientError, policy: RetryPolicy) -> str:
     if exc.retry_after is not None and exc.retry_after > policy.max_wait_s:
         return (f" (the server asked to retry after {exc.retry_after:g}s, more than the {policy.max_wait_s:g}s "
@@ -455,7 +608,8 @@ def _is_async_adapter(adapter: ModelAdapter) -> bool:
     return method is not None and inspect.iscoroutinefunction(method) and hasattr(adapter, "aclose")
 
 
-def _run_coroutine(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
+def _run_coroutine(factory: Callable[[], Coroutine[Any, Any, T]],
+                   loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None) -> T:
     """Run a coroutine to completion, also when this thread already runs an event loop.
 
     An interrupt (Ctrl-C, a test timeout) cancels the coroutine, so its requests are cancelled and
@@ -464,9 +618,10 @@ def _run_coroutine(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(factory())
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            return runner.run(factory())
     # called from inside a running loop (e.g. an async test): use a private loop in a worker thread
-    loop = asyncio.new_event_loop()
+    loop = loop_factory() if loop_factory is not None else asyncio.new_event_loop()
     outcome: list[Any] = []
     task: list[asyncio.Task[T]] = []
 
@@ -529,7 +684,7 @@ def run_requests(adapter: ModelAdapter, requests: Sequence[EngineRequest],
             try:
                 if _is_async_adapter(adapter):
                     async_adapter: Any = adapter
-                    _run_coroutine(lambda: run.run_async(async_adapter, todo))
+                    _run_coroutine(lambda: run.run_async(async_adapter, todo), settings.loop_factory)
                 else:
                     run.run_batches(todo)
             finally:

@@ -66,7 +66,8 @@ class RunContext:
 
     def __post_init__(self) -> None:
         s = self.settings
-        self.engine = EngineSettings(cache_dir=s.cache_dir, cache_mode=s.cache_mode, concurrency=s.concurrency,
+        fixed = s.concurrency if s.source("concurrency") != "default" else None  # None: adaptive models adapt
+        self.engine = EngineSettings(cache_dir=s.cache_dir, cache_mode=s.cache_mode, concurrency=fixed,
                                      progress=self.progress, stats=self.stats)
 
     # ---------------------------------------------------------------- validation at startup

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextvars
 import email.utils
 import math
 import random
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from ..errors import ConfigError, ModelError
@@ -22,11 +23,31 @@ class TransientError(ModelError):
     ``retry_after`` is the wait the server asked for, in seconds (``Retry-After`` /
     ``retry-after-ms``), or None. The engine retries these with backoff; when it gives up, the case
     ends as a plain :class:`~pytest_mirage.errors.ModelError` carrying this message.
+
+    ``signal`` tells the engine's capacity controller what the failure says about the server:
+    ``rate`` (a rate limit: HTTP 429, or 503 with ``Retry-After``), ``timeout`` (no answer in time:
+    possibly queued behind other requests) or None (anything else). Rate limits and queue-caused
+    timeouts of an adaptive model use none of the case's attempts (see
+    :mod:`pytest_mirage.engine.capacity`).
     """
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    def __init__(self, message: str, retry_after: float | None = None, signal: str | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.signal = signal
+
+
+# The engine sets this, per request, to a function the adapter hands each response's headers to
+# (success or failure): the capacity controller paces by ``x-ratelimit-*`` headers. Unset: no-op.
+response_headers_sink: contextvars.ContextVar[Callable[[Mapping[str, str]], None] | None] = \
+    contextvars.ContextVar("mirage_response_headers", default=None)
+
+
+def report_headers(headers: Mapping[str, str] | None) -> None:
+    """Give a response's headers to the engine (adapters call this; nothing happens outside a run)."""
+    sink = response_headers_sink.get()
+    if sink is not None and headers:
+        sink(headers)
 
 
 @dataclass(frozen=True, slots=True)

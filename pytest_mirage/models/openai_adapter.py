@@ -11,7 +11,10 @@ Options (``openai:gpt-4o-mini?temperature=0&max_tokens=512``; see docs/models.md
 ``OPENAI_BASE_URL``, else OpenAI), ``api_key_env`` (default ``OPENAI_API_KEY``; with a custom base
 URL a missing key is replaced by a dummy, as local servers ignore it), ``temperature`` (0.1, as in
 MIRAGE), ``max_tokens`` (512; ``none`` sends no limit), ``timeout`` (seconds for the whole request,
-60), ``concurrency`` (this model's limit; default the session's ``--mirage-concurrency``), ``extra``
+60), ``concurrency`` (a fixed limit of requests in flight; default the session's ``--mirage-concurrency``
+when given, else adaptive: see ``adaptive``), ``adaptive`` (on by default: the engine finds the
+server's capacity, from 4 in flight within ``concurrency_min`` .. ``concurrency_max``, 1 .. 128, and
+paces by its rate limits; ``off``: a fixed limit of 16 and per-request retries), ``extra``
 (JSON object merged into the request body, e.g. ``{"top_p": 0.9, "seed": 1}``), ``truncated``
 (``keep``, the default: an answer cut at ``max_tokens`` is kept and flagged; or ``error``),
 ``cache_tag`` (a name for the endpoint in the cache key instead of its URL), ``check_model``
@@ -36,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import importlib.util
+import ipaddress
 import json
 import os
 import time
@@ -53,17 +57,26 @@ from .faults import (
     excerpt,
     parse_retry_after,
     redact,
+    report_headers,
 )
-from .options import SpecOptions, parse_int
+from .options import (
+    CAPACITY_OPTIONS,
+    DEFAULT_START,
+    REMOTE_START,
+    SpecOptions,
+    capacity_bounds,
+    parse_int,
+)
 from .registry import ModelSpec
 
 OPTIONS = ("base_url", "api_key_env", "temperature", "max_tokens", "timeout", "concurrency", "extra",
-           "truncated", "cache_tag", "check_model", "http", "logprobs")
+           "truncated", "cache_tag", "check_model", "http", "logprobs", *CAPACITY_OPTIONS)
 HTTP_CLIENTS = ("auto", "httpx", "aiohttp")
 DEFAULT_TIMEOUT_S = 60.0
 OPENAI_URL = "https://api.openai.com/v1"
 DUMMY_KEY = "no-key-needed"
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"  # the SDK's with_raw_response switch: headers and body
 TIMEOUT_SLACK = 0.9  # a failure this close to the timeout counts as one (timer and clock granularity)
 REFUSED_EXTRA = {"stream": "the adapter reads whole responses, not streams",
                  "model": "the model is the spec's MODEL", "messages": "the messages are the prompt"}
@@ -182,6 +195,10 @@ class OpenAIAdapter:
         self.max_tokens: int | None = None if no_limit else opts.integer("max_tokens", DEFAULT_MAX_TOKENS, minimum=1)
         self.timeout = opts.number("timeout", DEFAULT_TIMEOUT_S, minimum=0.001)
         self.concurrency = opts.integer("concurrency", None, minimum=1)
+        # a local server (loopback, a private network) may have one slot: start cautiously; a remote API
+        # starts where the former fixed limit was (its 429s and headers are handled either way)
+        start = DEFAULT_START if _local_endpoint(self.base_url) else REMOTE_START
+        self.capacity_bounds = capacity_bounds(opts, self.concurrency, default_start=start)
         self.extra = opts.json_object("extra")
         for key_name, why in REFUSED_EXTRA.items():
             if key_name in self.extra:
@@ -216,6 +233,9 @@ class OpenAIAdapter:
         self.http = self._pick_http(spec, opts.choice("http", "auto", HTTP_CLIENTS))
         self.endpoint_url = safe_url(self.base_url) if self.base_url else OPENAI_URL
         self.endpoint = f"POST {self.endpoint_url}/chat/completions"
+        # what the engine keeps the learned capacity under: one server, one model
+        self.capacity_key = f"openai {self.endpoint_url} {self.model}"
+        self.prompt_tokens_extra = self.max_tokens or 0  # rate limiters count the output limit too
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._check_lock: asyncio.Lock | None = None
@@ -276,16 +296,25 @@ class OpenAIAdapter:
             error.usage = dict(usage)  # type: ignore[attr-defined]
         return error
 
-    def _transient(self, message: str, retry_after: float | None = None) -> TransientError:
-        return TransientError(redact(f"{self.endpoint}: {message}", self._secrets), retry_after)
+    def _transient(self, message: str, retry_after: float | None = None, signal: str | None = None) -> TransientError:
+        return TransientError(redact(f"{self.endpoint}: {message}", self._secrets), retry_after, signal)
 
     def _timeout_error(self) -> TransientError:
         limit = f"max_tokens={self.max_tokens}" if self.max_tokens else "no max_tokens (the server's own limit)"
-        at_once = f"concurrency {self.concurrency}" if self.concurrency else "concurrency from --mirage-concurrency"
+        if self.concurrency:
+            at_once = f"concurrency {self.concurrency}"
+            hint = ("raise ?timeout=SECONDS, or for a server that answers one request at a time lower ?concurrency=N "
+                    "(or drop it: the engine then finds the limit) or ?max_tokens=N")
+        elif self.capacity_bounds is None:
+            at_once = "concurrency from --mirage-concurrency"
+            hint = ("raise ?timeout=SECONDS, or for a server that answers one request at a time lower ?concurrency=N or "
+                    "?max_tokens=N")
+        else:
+            at_once = "adaptive concurrency"
+            hint = "raise ?timeout=SECONDS or lower ?max_tokens=N, or set a fixed ?concurrency=N"
         return self._transient(
-            f"no complete response within {self.timeout:g}s (timeout; output limit {limit}, {at_once}): raise "
-            "?timeout=SECONDS, or for a server that answers one request at a time lower ?concurrency=N or "
-            "?max_tokens=N")
+            f"no complete response within {self.timeout:g}s (timeout; output limit {limit}, {at_once}): {hint}",
+            signal="timeout")
 
     async def _request(self, method: str, path: str, body: dict[str, Any] | None = None,
                        structured: bool = False) -> bytes:
@@ -304,16 +333,28 @@ class OpenAIAdapter:
                     # The SDK's documented custom-request method on the chat-completions route: same
                     # client, auth, headers, timeouts and error classes as chat.completions.create,
                     # without the typed-parameter transform that costs ~30% of the client CPU per request
-                    # at high concurrency (docs/performance.md); the raw bytes are checked below.
-                    raw = await client.post(path, cast_to=bytes, body=body)
+                    # at high concurrency (docs/performance.md); the raw bytes are checked below. The
+                    # raw-response switch (what with_raw_response sends) also gives the headers, which
+                    # carry the server's rate limits.
+                    raw = await client.post(path, cast_to=bytes, body=body,
+                                            options={"headers": {RAW_RESPONSE_HEADER: "true"}})
         except TimeoutError:
             raise self._timeout_error() from None
         except openai.APIStatusError as exc:
             status = exc.status_code
-            detail = f"HTTP {status}: {excerpt(exc.response.text)}"
+            text = exc.response.text
+            detail = f"HTTP {status}: {excerpt(text)}"
+            headers = dict(exc.response.headers)
+            report_headers(headers)
+            retry_after = parse_retry_after(headers)
+            if status == 429 and "insufficient_quota" in text:
+                # OpenAI's "out of credit" is a 429 too, but waiting does not help
+                raise self._fail(detail + "; the account has no quota left: check its plan and billing") from None
             # "from None": the SDK's exception may quote the key (401 bodies do); ours is redacted
+            if status == 429 or (status == 503 and retry_after is not None):
+                raise self._transient(detail, retry_after, signal="rate") from None
             if status in RETRYABLE_STATUS or status >= 500:
-                raise self._transient(detail, parse_retry_after(dict(exc.response.headers))) from None
+                raise self._transient(detail, retry_after) from None
             if structured and status in (400, 422) and \
                     _names_response_format(exc.response.text):
                 raise FormatRejected(redact(
@@ -325,6 +366,10 @@ class OpenAIAdapter:
             if isinstance(exc, openai.APITimeoutError) and self._timed_out(exc, time.monotonic() - started):
                 raise self._timeout_error() from None
             raise self._transient(f"connection failed ({describe_cause(exc)})") from None
+        headers_of = getattr(raw, "headers", None)
+        if headers_of is not None:  # the raw response (LegacyAPIResponse): headers, then the body
+            report_headers(dict(headers_of))
+            raw = raw.content
         return bytes(raw)
 
     async def _ensure_model(self) -> None:
@@ -437,6 +482,23 @@ class OpenAIAdapter:
         # clients are closed at the end of each engine run (aclose); nothing is held between runs
         self._client = None
         self._loop = None
+
+
+def _local_endpoint(url: str | None) -> bool:
+    """Whether a base URL points at this machine or a private network (a local server, maybe one slot)."""
+    if not url:
+        return False  # OpenAI itself
+    try:
+        host = (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return False
+    if host in ("localhost", "host.docker.internal") or host.endswith((".local", ".localhost", ".internal")):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
 
 
 def aiohttp_available() -> bool:

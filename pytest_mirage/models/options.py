@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..errors import ConfigError, did_you_mean
@@ -21,6 +22,11 @@ from .registry import ModelSpec
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 COMMON_OPTIONS = ("name",)  # understood by every kind (see ModelSpec.display_name)
+CAPACITY_OPTIONS = ("adaptive", "concurrency_min", "concurrency_max")  # adaptive kinds (openai:, async py:)
+DEFAULT_START = 4  # a cautious first limit: a one-slot server queues only three behind the first
+REMOTE_START = 16  # the first limit for a remote API (not loopback or a private network): the former fixed one
+DEFAULT_MIN = 1
+DEFAULT_MAX = 128
 D = TypeVar("D")
 
 
@@ -172,3 +178,55 @@ class SpecOptions:
             raise ConfigError(f"{self.where(key)}: found {shown}; expected a JSON object such as "
                               '{"top_p": 0.9}')
         return data
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityBounds:
+    """How a model's in-flight limit may move: ``start`` (None: the limit learned in the previous run
+    of this endpoint, else :data:`DEFAULT_START`), ``minimum`` and ``maximum``. ``adaptive`` False:
+    a fixed limit of ``start`` (the user's ``concurrency=N``); rate limits are still honoured."""
+
+    start: int | None = None
+    minimum: int = DEFAULT_MIN
+    maximum: int = DEFAULT_MAX
+    adaptive: bool = True
+    default_start: int = DEFAULT_START  # the start when nothing is stored (an adapter may know better)
+
+    def __post_init__(self) -> None:
+        if self.minimum < 1 or self.maximum < self.minimum:
+            raise ConfigError(f"capacity bounds: found concurrency_min={self.minimum}, concurrency_max={self.maximum}; "
+                              "expected 1 <= concurrency_min <= concurrency_max")
+        if self.start is not None and self.start < 1:
+            raise ConfigError(f"capacity start: found {self.start}; expected an integer >= 1")
+
+    def first(self, stored: int | None) -> int:
+        """The first limit: the fixed one, else the start given, the stored one or the default, in bounds."""
+        start = self.start if self.start is not None else stored if stored is not None else self.default_start
+        return start if not self.adaptive else max(self.minimum, min(self.maximum, start))
+
+
+def capacity_bounds(opts: SpecOptions, concurrency: int | None, default_on: bool = True,
+                    default_start: int = DEFAULT_START) -> CapacityBounds | None:
+    """The capacity settings of a spec: ``concurrency=N`` (or ``--mirage-concurrency N``) is a fixed
+    limit; ``adaptive=off`` gives none (the engine's former fixed limit and per-request retries);
+    ``concurrency_min`` / ``concurrency_max`` bound the adaptive limit (defaults 1 and 128);
+    ``default_start``: the first limit when no earlier run of the endpoint left one."""
+    adaptive = opts.flag("adaptive", default_on)
+    minimum = opts.integer("concurrency_min", DEFAULT_MIN, minimum=1)
+    maximum = opts.integer("concurrency_max", DEFAULT_MAX, minimum=1)
+    bounded = opts.raw("concurrency_min") is not None or opts.raw("concurrency_max") is not None
+    if not adaptive:
+        if bounded:
+            raise ConfigError(f"{opts.where('adaptive')}: found off with concurrency_min/concurrency_max, which bound the "
+                              "adaptive limit; drop them, or set a fixed limit with ?concurrency=N")
+        return None
+    if concurrency is not None:
+        if bounded and "concurrency" in opts.spec.options:
+            raise ConfigError(f"{opts.where('concurrency')}: found {concurrency} with concurrency_min/concurrency_max; "
+                              "concurrency=N is a fixed limit: drop it to let the limit adapt within the bounds")
+        if not bounded:
+            return CapacityBounds(start=concurrency, minimum=concurrency, maximum=concurrency, adaptive=False)
+    if maximum < minimum:
+        raise ConfigError(f"{opts.where('concurrency_max')}: found {maximum}, below concurrency_min={minimum}; expected "
+                          "concurrency_min <= concurrency_max")
+    return CapacityBounds(minimum=minimum, maximum=maximum, default_start=max(minimum, min(maximum, default_start)))

@@ -14,8 +14,12 @@ Passages) and ``usage``.
 
 Options: ``retrieves`` (default true: the pipeline retrieves itself), ``threads`` (sync callables:
 how many run at once in worker threads; default 1, in the engine's thread), ``concurrency``
-(async callables: default the session's ``--mirage-concurrency``), ``cache_version`` (answers are
-cached only when this is set; change it whenever the pipeline changes).
+(async callables: default the session's ``--mirage-concurrency``), ``adaptive`` (async callables:
+``on`` lets the engine find the limit as for ``openai:``, within ``concurrency_min`` ..
+``concurrency_max``; off by default: a pipeline is the team's own code, often local, whose limit is
+theirs to set; a pipeline that raises :class:`~pytest_mirage.models.faults.TransientError` with
+``signal="rate"`` on its API's 429s gets the shared pause either way when adaptive), ``cache_version``
+(answers are cached only when this is set; change it whenever the pipeline changes).
 """
 
 from __future__ import annotations
@@ -32,10 +36,10 @@ from ..errors import ConfigError, ModelError, did_you_mean
 from ..suites.model import Passage
 from .base import Answer, EngineRequest, ModelRequest
 from .faults import TransientError
-from .options import SpecOptions
+from .options import CAPACITY_OPTIONS, SpecOptions, capacity_bounds
 from .registry import ModelSpec
 
-OPTIONS = ("retrieves", "threads", "concurrency", "cache_version")
+OPTIONS = ("retrieves", "threads", "concurrency", "cache_version", *CAPACITY_OPTIONS)
 ARGUMENTS = ("question", "lang", "passages", "case", "suite", "mode", "prompt", "messages")
 RESULT_KEYS = ("text", "output", "answer", "reason", "citations", "retrieved", "contexts", "usage", "truncated")
 
@@ -78,6 +82,14 @@ class PyCallableAdapter:
         self.is_async = _is_async(self.fn)
         self.threads = opts.integer("threads", 1, minimum=1) or 1
         self.concurrency = opts.integer("concurrency", None, minimum=1) if self.is_async else self.threads
+        bounded = opts.raw("concurrency_min") is not None or opts.raw("concurrency_max") is not None
+        if (bounded or opts.raw("adaptive") is not None) and not self.is_async:
+            raise ConfigError(f"--mirage-model {spec.safe_raw!r}: adaptive/concurrency_min/concurrency_max apply to "
+                              f"async callables; {self.target} is sync (use ?threads=N)")
+        self.capacity_bounds = capacity_bounds(opts, self.concurrency, default_on=bounded) if self.is_async else None
+        if self.capacity_bounds is not None and not self.capacity_bounds.adaptive:
+            self.capacity_bounds = None  # a fixed limit: the engine's plain semaphore, as before
+        self.capacity_key = f"py {self.target}"
         self.cache_version = opts.text("cache_version")
         self._positional, self._keywords, self._all = self._plan(spec)
 

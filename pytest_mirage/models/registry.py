@@ -30,7 +30,7 @@ BUILTIN_KINDS: dict[str, str] = {
 TRANSPORT_OPTIONS = frozenset({
     "name", "base_url", "api_key_env", "timeout", "concurrency", "http", "check_model", "cache_tag",
     "cache_version", "threads", "batch_size", "device", "tensor_parallel_size", "gpu_memory_utilization",
-    "max_model_len", "truncated", "trust_remote_code",
+    "max_model_len", "truncated", "trust_remote_code", "adaptive", "concurrency_min", "concurrency_max",
 })
 NAME_MAX_CHARS = 120
 
