@@ -759,11 +759,25 @@ JUDGE_CLASSES: dict[str, type[LLMJudge]] = {c.kind: c for c in (
 
 
 def load_templates(templates: Mapping[tuple[str, str], str], base_dir: Path | None,
-                   where: str) -> dict[tuple[str, str], str]:
-    """Read template override files (paths relative to ``base_dir``)."""
+                   where: str, *, confined: bool = False) -> dict[tuple[str, str], str]:
+    """Read template override files (paths relative to ``base_dir``). ``confined`` (a spec from a
+    suite's ``[judges]`` table): each file must be inside ``base_dir`` (the suite folder) once
+    symlinks are resolved, or the judge is refused."""
+    from .spec import template_path_problem
+
     out = {}
     for key, path_text in templates.items():
         path = Path(path_text)
+        if confined:
+            why = template_path_problem(path_text) if base_dir is not None else \
+                "a suite's judge template needs the suite folder to be read from"
+            if why is None and base_dir is not None:
+                resolved, root = (base_dir / path).resolve(), base_dir.resolve()
+                if not resolved.is_relative_to(root):
+                    why = f"{path_text!r} resolves to {resolved}, outside the suite folder {root} (a symlink)"
+            if why is not None:
+                raise ConfigError(f"{where}: a suite's [judges] table reads judge templates from the suite folder "
+                                  f"only: {why}; copy the template into the suite folder")
         if not path.is_absolute() and base_dir is not None:
             path = base_dir / path
         try:
@@ -781,8 +795,10 @@ def create(spec: Any, *, complete: Complete | FormatComplete | None = None, base
     with ``plain_reason`` saying so for the health block)."""
     if complete is None:
         raise ConfigError(f"judge spec {spec.raw!r}: an LLM judge needs a complete(prompts) callable")
-    where = f"judge spec {spec.raw!r}" + (f" ({spec.source})" if spec.source else "")
-    templates = load_templates(spec.templates, base_dir, where)
+    from ..models.credentials import mask_text
+
+    where = f"judge spec {mask_text(spec.raw)!r}" + (f" ({spec.source})" if spec.source else "")
+    templates = load_templates(spec.templates, base_dir, where, confined=bool(getattr(spec, "suite_data", False)))
     options = {k: v for k, v in spec.options.items() if k not in ("reask", "structured")}
     cls = JUDGE_CLASSES[spec.judge]
     return cls(complete, model=spec.model, metrics=spec.metrics, templates=templates,
