@@ -101,6 +101,7 @@ class SuiteCollector(pytest.Collector):
 
     def collect(self) -> Iterator[MirageItem]:
         from .errors import MirageError, SuiteError
+        from .report.sanitize import neutralise_commands
 
         ctl = activate(self.config)
         try:
@@ -115,7 +116,9 @@ class SuiteCollector(pytest.Collector):
         for case in cases:
             for spec in ctl.ctx.settings.models:
                 for repeat in range(repeats):
-                    name = f"{case.lang}/{case.id}[{ctl.ctx.model_name(spec)}]" + (f"#{repeat}" if repeats > 1 else "")
+                    # pytest prints node ids: a model name must not carry a workflow command (##[...])
+                    name = f"{case.lang}/{case.id}[{neutralise_commands(ctl.ctx.model_name(spec))}]" \
+                        + (f"#{repeat}" if repeats > 1 else "")
                     item = MirageItem.from_parent(self, name=name, case=case, spec=spec, ref=self.ref, repeat=repeat)
                     item.add_marker(pytest.mark.mirage)
                     item.add_marker(getattr(pytest.mark, f"lang_{case.lang}"))
@@ -127,7 +130,9 @@ class SuiteCollector(pytest.Collector):
         from .errors import MirageError
 
         if isinstance(excinfo.value, MirageError):
-            return str(excinfo.value)
+            from .report.sanitize import terminal_safe
+
+            return terminal_safe(str(excinfo.value))  # a load error quotes suite text: no workflow command
         return str(super().repr_failure(excinfo))
 
 
@@ -226,7 +231,9 @@ class MirageItem(pytest.Item):
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path | str, int | None, str]:
-        return self.path, None, f"mirage {self.case.lang}/{self.case.id} [{self.spec.display_name}]"
+        from .report.sanitize import neutralise_commands
+
+        return self.path, None, neutralise_commands(f"mirage {self.case.lang}/{self.case.id} [{self.spec.display_name}]")
 
 
 # ---------------------------------------------------------------------------- fixtures for teams
@@ -656,7 +663,11 @@ class MirageController:
             problem_lines,
         )
 
-        write: Callable[..., None] = terminalreporter.write_line
+        from .report.sanitize import neutralise_commands
+
+        def write(line: str, **markup: bool) -> None:  # every summary line may quote a model, server or suite
+            terminalreporter.write_line(neutralise_commands(line), **markup)
+
         ctx = self.ctx
         if ctx.called_cacheable_model or ctx.stats.problems:
             from .engine import cache_file, summary_lines
@@ -726,15 +737,18 @@ def gate_reports(report: Any, rootpath: Path) -> list[pytest.TestReport]:
     """Every gate and regression gate as a test result of its own (``mirage-gate::...``), so JUnit
     consumers and pytest's summary line count them: passed, failed, or skipped when an optional
     gate could not be evaluated."""
+    from .report.sanitize import neutralise_commands
+    from .stats.gates import regression_outcome_text
+
     out = []
     gates = [(f"{g.suite}::{g.lang}::{g.model}::{g.expr}", g.source, g.passed, g.describe(), "gate")
              for g in report.gates]
     gates += [(f"{g['suite']}::{g['lang']}::{g['model']}::{g['expr']}", g.get("source") or "",
                None if g.get("failed") is None else not g["failed"],
-               f"{g['suite']} [{g['lang']}] {g['model']}: {g['expr']}: "
-               + (str(g.get("note")) if g.get("failed") is None else
-                  f"worse by {g.get('worsening')}, Holm-adjusted p={g.get('p_adjusted')}"), "regression gate")
+               f"{g['suite']} [{g['lang']}] {g['model']}: {g['expr']}: " + regression_outcome_text(g), "regression gate")
               for g in report.statistics.get("regressions", ())]
+    gates = [(neutralise_commands(ident), source, passed, neutralise_commands(text), kind)
+             for ident, source, passed, text, kind in gates]
     for ident, source, passed, text, kind in gates:
         path, line = _location(source, rootpath)
         outcome: Literal["passed", "failed", "skipped"] = \

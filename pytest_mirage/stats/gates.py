@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -185,6 +185,18 @@ class RegressionGateResult:
                 "allowed": self.allowed, "worsening": f(self.worsening), "ci_low": f(self.ci_low),
                 "ci_high": f(self.ci_high), "p_value": f(self.p_value), "p_adjusted": f(self.p_adjusted),
                 "family": self.family, "alpha": self.alpha, "failed": self.failed, "note": self.note or None}
+
+
+def regression_outcome_text(row: Mapping[str, Any]) -> str:
+    """A regression gate's outcome from its JSON row (``RegressionGateResult.to_json()``) for one line:
+    the note when it could not be evaluated, else how much worse, at the precision the terminal lines
+    use (``worse by +0.6090``, not the float's 16 digits) and the Holm-adjusted p-value."""
+    if row.get("failed") is None:
+        return str(row.get("note"))
+    worse, p = row.get("worsening"), row.get("p_adjusted")
+    worse_text = f"{worse:+.4f}" if isinstance(worse, int | float) else "n/a"
+    p_text = f"{p:.3g}" if isinstance(p, int | float) else "n/a"
+    return f"worse by {worse_text}, Holm-adjusted p={p_text}"
 
 
 def _matches(gate: RegressionGate, row: ComparisonRow) -> bool:
