@@ -9,7 +9,7 @@ used, or (on an xdist controller) a worker reports a mirage result.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -654,7 +654,7 @@ class MirageController:
                 terminal.stats.setdefault(category, []).append(rep)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        from .report.sanitize import terminal_safe
+        from .report.sanitize import neutralise_commands, terminal_safe
         from .report.terminal import (
             gate_lines,
             judge_line,
@@ -662,8 +662,6 @@ class MirageController:
             leaderboard_width,
             problem_lines,
         )
-
-        from .report.sanitize import neutralise_commands
 
         def write(line: str, **markup: bool) -> None:  # every summary line may quote a model, server or suite
             terminalreporter.write_line(neutralise_commands(line), **markup)

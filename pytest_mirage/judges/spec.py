@@ -40,12 +40,11 @@ only when it is built.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
-import re
-from pathlib import PurePosixPath, PureWindowsPath
 from urllib.parse import parse_qsl, urlencode
 
 from ..errors import ConfigError, did_you_mean

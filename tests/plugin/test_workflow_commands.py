@@ -14,7 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mirage.report.sanitize import is_workflow_command, neutralise_commands, terminal_name, terminal_safe
+from pytest_mirage.report.sanitize import (
+    is_workflow_command,
+    neutralise_commands,
+    terminal_name,
+    terminal_safe,
+)
 from tests.helpers.answers import rag_answer
 from tests.helpers.fake_openai import FakeOpenAIServer
 
