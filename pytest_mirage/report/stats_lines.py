@@ -57,7 +57,7 @@ def regression_lines(gates: Sequence[Mapping[str, Any]]) -> list[str]:
     for g in (*failed, *unknown):
         who = g["model"] if g["model"] == g["baseline_model"] else f"{g['model']} vs {g['baseline_model']}"
         head = "FAILED" if g.get("failed") else "NOT EVALUABLE"
-        if g.get("failed") is None:
+        if g.get("failed") is None or g.get("worsening") is None:  # not evaluable, or failed on no data
             lines.append(f"{head} regression gate {g['suite']} [{g['lang']}] {who}: {g['expr']}: {g.get('note')}")
         else:
             lines.append(f"{head} regression gate {g['suite']} [{g['lang']}] {who}: {g['expr']} -> worse by "
