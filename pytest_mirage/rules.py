@@ -19,6 +19,7 @@ from .errors import ConfigError, did_you_mean
 from .langcodes import check_lang
 from .results import CaseResult
 from .stats.intervals import bootstrap_mean_ci, clustered_bootstrap_ci
+from .stats.nulls import count_nulls
 
 OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq,
@@ -55,6 +56,7 @@ class Rule:
     source: str = ""
     expr: str = ""
     optional: bool = False  # "METRIC?": may be null / not evaluable without failing
+    max_null_share: float = 0.0  # gates: "... nulls <= 10%" (stats/nulls.py)
 
     @property
     def key(self) -> tuple[str, str | None, str | None]:
@@ -78,7 +80,17 @@ def parse_rule(expr: str, *, gate: bool, source: str = "", optional: bool = Fals
     A ``?`` after the selector (``language_match.mean@sw? >= 0.9``), or ``optional=True``, makes the
     rule optional: a case whose value is null, or a gate that cannot be evaluated, does not fail.
     """
-    m = RULE_RE.match(expr)
+    from .stats import StatsError
+    from .stats.nulls import DEFAULT_MAX_NULL_SHARE, split_null_limit
+
+    try:
+        core, null_limit = split_null_limit(expr)
+    except StatsError as exc:
+        raise ConfigError(f"gate {exc}") from None
+    if null_limit is not None and not gate:
+        raise ConfigError(f"threshold {expr!r}: 'nulls <= ...' is for gates (a share of a group's cases); "
+                          "a case threshold fails on a null value unless marked optional with '?'")
+    m = RULE_RE.match(core)
     if not m:
         kind = "gate" if gate else "threshold"
         raise ConfigError(
@@ -105,7 +117,8 @@ def parse_rule(expr: str, *, gate: bool, source: str = "", optional: bool = Fals
         raise ConfigError(f"{'gate' if gate else 'threshold'} {expr!r}: the bound {m['value']} is not a finite "
                           "number")
     return Rule(metric=m["metric"], op=m["op"], value=value, stat=stat, lang=m["lang"], source=source,
-                expr=expr.strip(), optional=optional or m["optional"] is not None)
+                expr=expr.strip(), optional=optional or m["optional"] is not None,
+                max_null_share=DEFAULT_MAX_NULL_SHARE if null_limit is None else null_limit)
 
 
 VALUE_STATS = ("mean", "median", "min", "p10", "ci_low", "ci_high")  # statistics on the metric's own scale
@@ -222,11 +235,12 @@ class GateResult:
     errors: int = 0
     note: str = ""
     metric: str = ""  # the gated metric
+    nulls: int = 0  # cases (not errored) left out of the value because their metric is null
 
     def to_json(self) -> dict[str, object]:
         return {"suite": self.suite, "lang": self.lang, "model": self.model, "expr": self.expr,
                 "source": self.source, "value": self.value, "passed": self.passed, "n": self.n,
-                "errors": self.errors, "note": self.note or None}
+                "errors": self.errors, "nulls": self.nulls, "note": self.note or None}
 
     @classmethod
     def from_json(cls, d: Mapping[str, object]) -> GateResult:
@@ -235,7 +249,7 @@ class GateResult:
                    float(value) if isinstance(value, int | float) else None,
                    d.get("passed") if isinstance(d.get("passed"), bool) else None,  # type: ignore[arg-type]
                    int(d.get("n") or 0), int(d.get("errors") or 0),  # type: ignore[call-overload]
-                   str(d.get("note") or ""))
+                   str(d.get("note") or ""), nulls=int(d.get("nulls") or 0))  # type: ignore[call-overload]
 
     def describe(self) -> str:
         val = "n/a" if self.value is None else f"{self.value:.3f}"
@@ -244,8 +258,8 @@ class GateResult:
 
 
 def _gate(rule: Rule, suite: str, lang: str, model: str, value: float | None, passed: bool | None, n: int,
-          errors: int = 0, note: str = "") -> GateResult:
-    return GateResult(suite, lang, model, rule.expr, rule.source, value, passed, n, errors, note, rule.metric)
+          errors: int = 0, note: str = "", nulls: int = 0) -> GateResult:
+    return GateResult(suite, lang, model, rule.expr, rule.source, value, passed, n, errors, note, rule.metric, nulls)
 
 
 def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, Sequence[Rule]], *,
@@ -303,20 +317,28 @@ def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, S
                 clusters = [by_case[c] for c in sorted(by_case)]
             v = statistic(rule.stat, values, passed_flags, seed=seed, clusters=clusters)
             note = f"{errors} of {len(rs)} cases errored" if errors else ""
+            # nulls are counted, not dropped silently (stats/nulls.py); pass_rate already counts a
+            # null as a case that did not pass its threshold
+            nulls = None if rule.stat == "pass_rate" else count_nulls(
+                (r.metrics.get(rule.metric) for r in rs if r.outcome != "error"), rule.max_null_share)
+            null_note = nulls.note(r.reasons.get(rule.metric, "") for r in rs if r.outcome != "error") if nulls else ""
+            too_many = nulls is not None and nulls.exceeded and not rule.optional
+            note = "; ".join(x for x in (note, null_note) if x)
+            n_null = nulls.nulls if nulls else 0
             if math.isnan(v):
                 if errors:
-                    out.append(_gate(rule, suite, lang, model, None, False, 0, errors, note))
+                    out.append(_gate(rule, suite, lang, model, None, False, 0, errors, note, n_null))
                 else:
                     # a configured gate that cannot be computed protects nothing: it fails, with why
                     reasons = Counter(r.reasons.get(rule.metric, "") for r in rs if r.reasons.get(rule.metric))
                     because = f" ({reasons.most_common(1)[0][0]})" if reasons else ""
                     why = (f"no case has a threshold on {rule.metric}" if rule.stat == "pass_rate"
                            else f"every {rule.metric} value is null{because}")
-                    out.append(_gate(rule, suite, lang, model, None, False, 0, 0, why))
+                    out.append(_gate(rule, suite, lang, model, None, False, 0, 0, why, n_null))
                 continue
-            ok = rule.check(v) and not errors
+            ok = rule.check(v) and not errors and not too_many
             n = len(passed_flags) if rule.stat == "pass_rate" else len(values)
-            out.append(_gate(rule, suite, lang, model, v, ok, n, errors, note))
+            out.append(_gate(rule, suite, lang, model, v, ok, n, errors, note, n_null))
     for (suite, model), present in sorted(langs.items()):
         for rule in gates_by_suite.get(suite, ()):
             if rule.stat in PPI_STATS:
