@@ -107,6 +107,10 @@ def parse_rule(expr: str, *, gate: bool, source: str = "", optional: bool = Fals
     if stat in PPI_STATS and m["lang"] is not None:
         raise ConfigError(f"gate {expr!r}: {stat} is computed per suite x model over all its languages (the "
                           "human labels are too few to split); drop the @LANG")
+    if m["lang"] is not None and m["lang"].lower() == "all":
+        kind = "gate" if gate else "threshold"
+        raise ConfigError(f"{kind} {expr!r}: @all is not a language; a {kind} without @LANG already applies to "
+                          f"every language (each one on its own): drop '@all'")
     if m["lang"] is not None:
         if err := check_lang(m["lang"]):
             raise ConfigError(f"{'gate' if gate else 'threshold'} {expr!r}: @{m['lang']}: {err}")
@@ -265,7 +269,7 @@ def _gate(rule: Rule, suite: str, lang: str, model: str, value: float | None, pa
 def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, Sequence[Rule]], *,
                    model_level: Iterable[str] = (), seed: int = 0,
                    model_values: Mapping[tuple[str, str, str], Mapping[str, float]] | None = None,
-                   model_level_reason: str = "",
+                   model_level_reason: str | Mapping[str, str] = "",
                    ppi: Mapping[tuple[str, str, str], tuple[float, float]] | None = None) -> list[GateResult]:
     """Evaluate gates per suite x language x model under test (reference systems are not gated).
 
@@ -273,7 +277,7 @@ def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, S
     errors the gate fails (for ``pass_rate`` an errored case counts as not passed), and a group whose
     every case errored fails. ``model_level`` names the metrics computed once per suite x language x
     model (``model_values`` holds them); a gate on one of them without a value fails with
-    ``model_level_reason``. A gate naming a language the suite has no selected cases in is reported
+    ``model_level_reason`` (a mapping: the reason of each suite, e.g. its surrogate file's error). A gate naming a language the suite has no selected cases in is reported
     as not evaluable. ``ppi`` holds the PPI interval of (suite, model, metric) for the ``ppi_low`` /
     ``ppi_high`` statistics, which are evaluated once per suite x model (``lang`` "all").
     """
@@ -301,8 +305,11 @@ def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, S
                     mval = float(mv[rule.metric])
                     out.append(_gate(rule, suite, lang, model, mval, rule.check(mval), 1))
                 else:
+                    # per suite when given as a mapping: a gate names its own suite's surrogate error
+                    why = (model_level_reason.get(suite, "") if isinstance(model_level_reason, Mapping)
+                           else model_level_reason)
                     out.append(_gate(rule, suite, lang, model, None, False, 0,
-                                          note=model_level_reason or "no model-level value"))
+                                          note=why or "no model-level value"))
                 continue
             values = [v for r in rs if (v := r.metrics.get(rule.metric)) is not None]
             passed_flags = [r.checks[rule.metric] for r in rs if rule.metric in r.checks]

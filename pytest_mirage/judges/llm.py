@@ -283,7 +283,8 @@ def parse_translation_scores(reply: str) -> dict[str, float]:
 def yes_probability(reply: Reply | str, verdict: bool) -> float:
     """P(yes) from the token log-probabilities at the verdict token, when the reply carries them:
     the probability mass of yes-tokens renormalised against no-tokens among the alternatives at the
-    first generated token that is a yes/no word. Without log-probabilities: 1.0 or 0.0."""
+    first generated token that is a yes/no word. Without log-probabilities: 1.0 or 0.0. A
+    log-probability that is NaN, infinite or above 0 is :class:`Unparseable`."""
     if not isinstance(reply, Reply) or not reply.logprobs:
         return 1.0 if verdict else 0.0
     for tok in reply.logprobs:
@@ -291,6 +292,11 @@ def yes_probability(reply: Reply | str, verdict: bool) -> float:
             continue
         alts: dict[str, float] = dict(tok.top)
         alts.setdefault(tok.token, tok.logprob)
+        for t, lp in alts.items():
+            # a log-probability is finite and <= 0 (a little above 0 from the server's rounding); NaN,
+            # inf or +1000 is a broken reply, not a probability (math.exp(1000) overflows)
+            if not isinstance(lp, int | float) or not math.isfinite(lp) or lp > 1e-3:
+                raise Unparseable(f"the log-probability {lp!r} of token {t!r} is not a finite number <= 0")
         p_yes = sum(math.exp(lp) for t, lp in alts.items() if _verdict_word(_clean_token(t)) is True)
         p_no = sum(math.exp(lp) for t, lp in alts.items() if _verdict_word(_clean_token(t)) is False)
         if p_yes + p_no == 0:
@@ -677,7 +683,12 @@ class AresJudge(LLMJudge):
                     values[i][metric], reasons[i][metric] = None, a.reason or "no verdict"
                 else:
                     assert a.reply is not None
-                    values[i][metric] = yes_probability(a.reply, a.value)
+                    try:
+                        values[i][metric] = yes_probability(a.reply, a.value)
+                    except Unparseable as exc:  # null with the reason, counted in the judge's health
+                        self.health.parse_failures += 1
+                        values[i][metric] = None
+                        reasons[i][metric] = f"judge reply unparseable ({exc})"
         return [JudgeScore({m: v[m] for m in self.metrics}, r, tuple(raw) or None)
                 for v, r, raw in zip(values, reasons, raws, strict=True)]
 

@@ -63,3 +63,18 @@ def test_null_limits_are_for_gates_only() -> None:
         parse_rule("support_llm >= 0.5 nulls <= 10%", gate=False)
     with pytest.raises(ConfigError, match="not a share"):
         parse_rule("support_llm.mean >= 0.5 nulls <= 2", gate=True)
+
+
+def test_fixed_gates_refuse_at_all() -> None:
+    with pytest.raises(ConfigError, match=r"@all is not a language; a gate without @LANG already applies"):
+        parse_rule("language_match.mean@all >= 0.9", gate=True)
+    with pytest.raises(ConfigError, match=r"threshold .*@all is not a language"):
+        parse_rule("citation_recall@all >= 0.5", gate=False)
+
+
+def test_a_model_level_gate_names_its_own_suites_error() -> None:
+    results = [CaseResult(suite=s, suite_ref=s, case_id="c", lang="en", model="m", metrics={}) for s in ("a", "b")]
+    rule = parse_rule("surrogate_score.mean >= 0.5", gate=True)
+    gates = evaluate_gates(results, {"a": [rule], "b": [rule]}, model_level=["surrogate_score"],
+                           model_level_reason={"a": "a/surrogate.json: bad", "b": "b/surrogate.json: worse"})
+    assert {g.suite: g.note for g in gates} == {"a": "a/surrogate.json: bad", "b": "b/surrogate.json: worse"}
