@@ -59,7 +59,7 @@ def test_a_null_limit_per_gate() -> None:
 
 
 def test_null_limits_are_for_gates_only() -> None:
-    with pytest.raises(ConfigError, match="'nulls <= ...' is for gates"):
+    with pytest.raises(ConfigError, match=r"'nulls <= \.\.\.' is for gates"):
         parse_rule("support_llm >= 0.5 nulls <= 10%", gate=False)
     with pytest.raises(ConfigError, match="not a share"):
         parse_rule("support_llm.mean >= 0.5 nulls <= 2", gate=True)
