@@ -2,6 +2,7 @@
 
     python benchmarks/bench_arena.py            # full run (about two minutes on 2 cores)
     python benchmarks/bench_arena.py --quick    # fewer tournaments and seeds
+    python benchmarks/bench_arena.py --million  # only: 1M imported battles, fit + 200 bootstrap tournaments
 
 Needs the dev extras (choix, scipy) for the reference loop and the cross-checks.
 """
@@ -182,11 +183,67 @@ def surrogate(tournaments: int, seeds: int) -> None:
     print(f"R² mean {h.r2_mean:.2f}, 95% CI {h.r2_ci_low:.2f} / {h.r2_ci_high:.2f}\n")
 
 
+def million(tournaments: int = 200) -> None:
+    """1,000,008 imported judgments (MIRAGE-Bench's JSON-lines shape, 19 models, 5,848 queries, one
+    random order per pair, judge noise 1): read the file, fit, bootstrap; wall time per phase and the
+    process's peak resident memory. The true strengths are known, so the fit is checked too."""
+    import json
+    import resource
+    import tempfile
+    from pathlib import Path
+
+    from pytest_mirage.arena.imported import read_judgments
+
+    print(f"## 1M imported battles, {tournaments} bootstrap tournaments\n")
+    battles = simulate_battles(QUALITIES, 5848, seed=1, order="random")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "battles.jsonl"
+        verdict = {"A": "A", "B": "B", "tie": "Tie"}
+        with path.open("w", encoding="utf-8") as fh:
+            for b in battles:
+                fh.write(json.dumps({"query_id": b.query_id, "model_A": b.model_a, "model_B": b.model_b,
+                                     "verdict": verdict[b.winner]}) + "\n")
+        size = path.stat().st_size
+        del battles
+        start = time.perf_counter()
+        rows = read_judgments(path)
+        read_s = time.perf_counter() - start
+    start = time.perf_counter()
+    imported = [r.battle() for r in rows if r.winner is not None]
+    convert_s = time.perf_counter() - start
+    start = time.perf_counter()
+    counts = battle_counts(imported)
+    count_s = time.perf_counter() - start
+    start = time.perf_counter()
+    lb = bradley_terry(imported, tournaments=tournaments, seed=0)
+    fit_s = time.perf_counter() - start
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    got = lb.strengths()
+    tau = kendall_tau([got[n] for n in NAMES], [QUALITIES[n] for n in NAMES])
+    inside = sum(r.ci_low <= QUALITIES[r.model] <= r.ci_high for r in lb.rows)
+    widths = [r.ci_high - r.ci_low for r in lb.rows]
+    print(f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}, "
+          f"numpy {np.__version__}\n")
+    print("| phase | seconds |")
+    print("|---|---|")
+    print(f"| read {size / 1e6:.0f} MB JSON lines ({len(rows):,} judgments) | {read_s:.1f} |")
+    print(f"| judgments -> battles | {convert_s:.1f} |")
+    print(f"| aggregate to {len(counts.cell_wins):,} (query, pair) cells | {count_s:.1f} |")
+    print(f"| bradley_terry: aggregate + MLE + {tournaments} tournaments | {fit_s:.1f} |")
+    print(f"\npeak RSS {rss:.0f} MiB; Kendall tau vs the true strengths {tau:.3f}; true strength inside the 95% "
+          f"CI for {inside}/{len(lb.rows)} models; CI width {min(widths):.3f}-{max(widths):.3f}\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer tournaments and seeds")
+    parser.add_argument("--million", action="store_true", help="only the 1M imported battles figure")
     args = parser.parse_args()
     start = time.perf_counter()
+    if args.million:
+        million()
+        print(f"total {time.perf_counter() - start:.0f} s")
+        return
     speed(args.quick)
     cross_check()
     bt_recovery(seeds=2 if args.quick else 5)

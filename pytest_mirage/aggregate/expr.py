@@ -17,6 +17,7 @@ from typing import Literal
 
 from ..errors import ConfigError, StatsError, did_you_mean
 from ..text.langcodes import check_lang
+from .nulls import DEFAULT_MAX_NULL_SHARE, split_null_limit
 from .statistics import PPI_STATS, gate_statistic, statistic_names
 
 OPS: dict[str, Callable[[float, float], bool]] = {
@@ -51,6 +52,7 @@ class Rule:
     source: str = ""
     expr: str = ""
     optional: bool = False  # "METRIC?": may be null / not evaluable without failing
+    max_null_share: float = 0.0  # gates: "... nulls <= 10%" (aggregate/nulls.py)
 
     @property
     def key(self) -> tuple[str, str | None, str | None]:
@@ -74,7 +76,14 @@ def parse_rule(expr: str, *, gate: bool, source: str = "", optional: bool = Fals
     A ``?`` after the selector (``language_match.mean@sw? >= 0.9``), or ``optional=True``, makes the
     rule optional: a case whose value is null, or a gate that cannot be evaluated, does not fail.
     """
-    m = RULE_RE.match(expr)
+    try:
+        core, null_limit = split_null_limit(expr)
+    except StatsError as exc:
+        raise ConfigError(f"gate {exc}") from None
+    if null_limit is not None and not gate:
+        raise ConfigError(f"threshold {expr!r}: 'nulls <= ...' is for gates (a share of a group's cases); "
+                          "a case threshold fails on a null value unless marked optional with '?'")
+    m = RULE_RE.match(core)
     if not m:
         kind = "gate" if gate else "threshold"
         raise ConfigError(
@@ -92,6 +101,10 @@ def parse_rule(expr: str, *, gate: bool, source: str = "", optional: bool = Fals
     if stat in PPI_STATS and m["lang"] is not None:
         raise ConfigError(f"gate {expr!r}: {stat} is computed per suite x model over all its languages (the "
                           "human labels are too few to split); drop the @LANG")
+    if m["lang"] is not None and m["lang"].lower() == "all":
+        kind = "gate" if gate else "threshold"
+        raise ConfigError(f"{kind} {expr!r}: @all is not a language; a {kind} without @LANG already applies to "
+                          f"every language (each one on its own): drop '@all'")
     if m["lang"] is not None:
         if err := check_lang(m["lang"]):
             raise ConfigError(f"{'gate' if gate else 'threshold'} {expr!r}: @{m['lang']}: {err}")
@@ -102,7 +115,8 @@ def parse_rule(expr: str, *, gate: bool, source: str = "", optional: bool = Fals
         raise ConfigError(f"{'gate' if gate else 'threshold'} {expr!r}: the bound {m['value']} is not a finite "
                           "number")
     return Rule(metric=m["metric"], op=m["op"], value=value, stat=stat, lang=m["lang"], source=source,
-                expr=expr.strip(), optional=optional or m["optional"] is not None)
+                expr=expr.strip(), optional=optional or m["optional"] is not None,
+                max_null_share=DEFAULT_MAX_NULL_SHARE if null_limit is None else null_limit)
 
 
 def vacuous(rule: Rule, bounds: tuple[float, float] | None) -> str | None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ..results import CaseResult
 from .expr import Rule
+from .nulls import count_nulls
 from .statistics import PPI_STATS, statistic
 
 
@@ -28,11 +29,12 @@ class GateResult:
     errors: int = 0
     note: str = ""
     metric: str = ""  # the gated metric
+    nulls: int = 0  # cases (not errored) left out of the value because their metric is null
 
     def to_json(self) -> dict[str, object]:
         return {"suite": self.suite, "lang": self.lang, "model": self.model, "expr": self.expr,
                 "source": self.source, "value": self.value, "passed": self.passed, "n": self.n,
-                "errors": self.errors, "note": self.note or None}
+                "errors": self.errors, "nulls": self.nulls, "note": self.note or None}
 
     @classmethod
     def from_json(cls, d: Mapping[str, object]) -> GateResult:
@@ -41,7 +43,7 @@ class GateResult:
                    float(value) if isinstance(value, int | float) else None,
                    d.get("passed") if isinstance(d.get("passed"), bool) else None,  # type: ignore[arg-type]
                    int(d.get("n") or 0), int(d.get("errors") or 0),  # type: ignore[call-overload]
-                   str(d.get("note") or ""))
+                   str(d.get("note") or ""), nulls=int(d.get("nulls") or 0))  # type: ignore[call-overload]
 
     def describe(self) -> str:
         val = "n/a" if self.value is None else f"{self.value:.3f}"
@@ -50,14 +52,14 @@ class GateResult:
 
 
 def _gate(rule: Rule, suite: str, lang: str, model: str, value: float | None, passed: bool | None, n: int,
-          errors: int = 0, note: str = "") -> GateResult:
-    return GateResult(suite, lang, model, rule.expr, rule.source, value, passed, n, errors, note, rule.metric)
+          errors: int = 0, note: str = "", nulls: int = 0) -> GateResult:
+    return GateResult(suite, lang, model, rule.expr, rule.source, value, passed, n, errors, note, rule.metric, nulls)
 
 
 def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, Sequence[Rule]], *,
                    model_level: Iterable[str] = (), seed: int = 0,
                    model_values: Mapping[tuple[str, str, str], Mapping[str, float]] | None = None,
-                   model_level_reason: str = "",
+                   model_level_reason: str | Mapping[str, str] = "",
                    ppi: Mapping[tuple[str, str, str], tuple[float, float]] | None = None) -> list[GateResult]:
     """Evaluate gates per suite x language x model under test (reference systems are not gated).
 
@@ -65,7 +67,8 @@ def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, S
     errors the gate fails (for ``pass_rate`` an errored case counts as not passed), and a group whose
     every case errored fails. ``model_level`` names the metrics computed once per suite x language x
     model (``model_values`` holds them); a gate on one of them without a value fails with
-    ``model_level_reason``. A gate naming a language the suite has no selected cases in is reported
+    ``model_level_reason`` (or, given as a mapping, the reason of its own suite, e.g. its surrogate
+    file's error). A gate naming a language the suite has no selected cases in is reported
     as not evaluable. ``ppi`` holds the PPI interval of (suite, model, metric) for the ``ppi_low`` /
     ``ppi_high`` statistics, which are evaluated once per suite x model (``lang`` "all").
     """
@@ -85,8 +88,11 @@ def evaluate_gates(results: Iterable[CaseResult], gates_by_suite: Mapping[str, S
             if not rule.applies_to(lang) or rule.stat in PPI_STATS:
                 continue
             if rule.metric in model_level:
+                # per suite when given as a mapping: a gate names its own suite's surrogate error
+                why = (model_level_reason.get(suite, "") if isinstance(model_level_reason, Mapping)
+                       else model_level_reason)
                 out.append(_model_level_gate(rule, suite, lang, model, model_values.get((suite, lang, model), {}),
-                                             model_level_reason))
+                                             why))
             else:
                 out.append(_case_gate(rule, suite, lang, model, rs, seed))
     for (suite, model), present in sorted(langs.items()):
@@ -113,17 +119,25 @@ def _case_gate(rule: Rule, suite: str, lang: str, model: str, rs: Sequence[CaseR
         passed_flags += [False] * errors  # an errored case did not pass its threshold
     v = statistic(rule.stat, values, passed_flags, seed=seed, clusters=_clusters(rs, rule.metric))
     note = f"{errors} of {len(rs)} cases errored" if errors else ""
+    # nulls are counted, not dropped silently (aggregate/nulls.py); pass_rate already counts a null
+    # as a case that did not pass its threshold
+    nulls = None if rule.stat == "pass_rate" else count_nulls(
+        (r.metrics.get(rule.metric) for r in rs if r.outcome != "error"), rule.max_null_share)
+    null_note = nulls.note(r.reasons.get(rule.metric, "") for r in rs if r.outcome != "error") if nulls else ""
+    too_many = nulls is not None and nulls.exceeded and not rule.optional
+    note = "; ".join(x for x in (note, null_note) if x)
+    n_null = nulls.nulls if nulls else 0
     if math.isnan(v):
         if errors:
-            return _gate(rule, suite, lang, model, None, False, 0, errors, note)
+            return _gate(rule, suite, lang, model, None, False, 0, errors, note, n_null)
         # a configured gate that cannot be computed protects nothing: it fails, with why
         reasons = Counter(r.reasons.get(rule.metric, "") for r in rs if r.reasons.get(rule.metric))
         because = f" ({reasons.most_common(1)[0][0]})" if reasons else ""
         why = (f"no case has a threshold on {rule.metric}" if rule.stat == "pass_rate"
                else f"every {rule.metric} value is null{because}")
-        return _gate(rule, suite, lang, model, None, False, 0, 0, why)
+        return _gate(rule, suite, lang, model, None, False, 0, 0, why, n_null)
     n = len(passed_flags) if rule.stat == "pass_rate" else len(values)
-    return _gate(rule, suite, lang, model, v, rule.check(v) and not errors, n, errors, note)
+    return _gate(rule, suite, lang, model, v, rule.check(v) and not errors and not too_many, n, errors, note, n_null)
 
 
 def _clusters(rs: Sequence[CaseResult], metric: str) -> list[list[float]] | None:

@@ -19,7 +19,7 @@ confirm (``mde`` on the comparison row says what the cases can detect). Use a fi
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,6 +88,8 @@ class RegressionGateResult:
             where += f" vs {self.baseline_model}"
         if self.failed is None:
             return f"{where}: {self.expr} not evaluable: {self.note}"
+        if math.isnan(self.worsening):  # failed on no data
+            return f"{where}: {self.expr} fails: {self.note}" + (f" ({self.source})" if self.source else "")
         verdict = "significant regression" if self.failed else "ok"
         return (f"{where}: {self.expr} -> worse by {self.worsening:+.4f} "
                 f"(95% CI {self.ci_low:+.4f}..{self.ci_high:+.4f}, n={self.n}); p={self.p_value:.3g}, "
@@ -106,6 +108,18 @@ class RegressionGateResult:
                 "family": self.family, "alpha": self.alpha, "failed": self.failed, "note": self.note or None}
 
 
+def regression_outcome_text(row: Mapping[str, Any]) -> str:
+    """A regression gate's outcome from its JSON row (``RegressionGateResult.to_json()``) for one line:
+    the note when it could not be evaluated, else how much worse, at the precision the terminal lines
+    use (``worse by +0.6090``, not the float's 16 digits) and the Holm-adjusted p-value."""
+    if row.get("failed") is None or row.get("worsening") is None:  # not evaluable, or failed on no data
+        return str(row.get("note"))
+    worse, p = row.get("worsening"), row.get("p_adjusted")
+    worse_text = f"{worse:+.4f}" if isinstance(worse, int | float) else "n/a"
+    p_text = f"{p:.3g}" if isinstance(p, int | float) else "n/a"
+    return f"worse by {worse_text}, Holm-adjusted p={p_text}"
+
+
 def _matches(gate: RegressionGate, row: ComparisonRow) -> bool:
     if row.metric != gate.metric or row.stat != gate.stat:
         return False
@@ -118,9 +132,12 @@ def evaluate_regression_gates(comparison: Comparison, gates: Sequence[Regression
                               alpha: float | None = None, method: str | None = None) -> list[RegressionGateResult]:
     """Evaluate every gate on every matching comparison row, Holm-adjusted across all of them.
 
-    ``alpha`` and ``method`` default to the comparison's. A gate with no matching row, or a row
-    with fewer than 2 pairs, gives one result with ``failed=None`` (not evaluable) and a note;
-    those do not count in the Holm family.
+    ``alpha`` and ``method`` default to the comparison's. A gate cannot pass on nothing: a gate with
+    no matching row, a row with no paired case (every case of one side errored or null), or a gate
+    none of whose rows has the 2 pairs a paired test needs, gives ``failed=True`` with NaN figures
+    and a note saying why (the models on both sides and ``--mirage-baseline-map`` when no model is
+    in both runs). A row with 1 pair next to testable rows is not evaluable (``failed=None``, a
+    note). Neither counts in the Holm family.
     """
     a = check_alpha(comparison.alpha if alpha is None else alpha)
     test_method = comparison.method if method is None else method
@@ -128,17 +145,19 @@ def evaluate_regression_gates(comparison: Comparison, gates: Sequence[Regression
     for gate in gates:
         rows = [r for r in comparison.rows if _matches(gate, r)]
         if not rows:
-            where = f"suite {gate.suite!r}" if gate.suite else "any suite"
             pending.append({"gate": gate, "suite": gate.suite or "*", "lang": gate.lang or "*", "model": "*",
-                            "baseline_model": "*", "n": 0,
-                            "note": f"no paired case of {gate.name} in {where}: the baseline and this run share "
-                                    "no case with that metric" + (f" in language {gate.lang!r}" if gate.lang else "")})
+                            "baseline_model": "*", "n": 0, "note": no_data_note(comparison, gate)})
             continue
         for row in rows:
             base: dict[str, Any] = {"gate": gate, "suite": row.suite, "lang": row.lang, "model": row.model,
                                     "baseline_model": row.baseline_model, "n": row.n}
             if row.n < 2:
-                base["note"] = f"{row.n} paired case{'s' * (row.n != 1)}; a paired test needs at least 2"
+                # nothing to compare (no pair, or no row of the gate testable): the gate fails
+                base["no_data"] = row.n == 0 or all(r.n < 2 for r in rows)
+                base["note"] = (("no comparable baseline data: " if base["no_data"] else "")
+                                + f"{row.n} paired case{'s' * (row.n != 1)}"
+                                + (f" ({row.unpaired} more null or errored on one side)" if row.unpaired else "")
+                                + "; a paired test needs at least 2")
                 pending.append(base)
                 continue
             sign = -1.0 if gate.direction == "drop" else 1.0
@@ -159,5 +178,21 @@ def evaluate_regression_gates(comparison: Comparison, gates: Sequence[Regression
             baseline_model=p["baseline_model"], n=p["n"], allowed=gate.max_change,
             worsening=p.get("worsening", math.nan), ci_low=p.get("ci_low", math.nan),
             ci_high=p.get("ci_high", math.nan), p_value=p.get("p_value", math.nan), p_adjusted=adj,
-            family=family, alpha=a, failed=(adj <= a) if evaluable else None, note=p.get("note", "")))
+            family=family, alpha=a, failed=(adj <= a) if evaluable else (True if p.get("no_data", True) else None),
+            note=p.get("note", "")))
     return out
+
+
+def no_data_note(comparison: Comparison, gate: RegressionGate) -> str:
+    """Why ``gate`` matched no comparison row: no model in both runs (the names on both sides and
+    the ``--mirage-baseline-map`` fix), else no shared case with a value of the metric."""
+    only_base, only_cand = comparison.models_only_in_baseline, comparison.models_only_in_candidate
+    where = f"suite {gate.suite!r}" if gate.suite else "any suite"
+    lang = f" in language {gate.lang!r}" if gate.lang else ""
+    if only_cand and not any(r.metric == gate.metric for r in comparison.rows):
+        base = ", ".join(only_base) if only_base else "none"
+        return (f"no comparable baseline data for {gate.name}: this run's model(s) {', '.join(only_cand)} are not "
+                f"in the baseline (its models: {base}); map a renamed model with --mirage-baseline-map NEW=OLD")
+    return (f"no comparable baseline data for {gate.name} in {where}{lang}: the baseline and this run share no "
+            "case with a value of that metric (a baseline of another suite, no results, or every baseline case "
+            "errored or null)")

@@ -60,26 +60,59 @@ class Battle:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class BattleCounts:
-    """Battles as arrays: ``wins[q, i, j]`` = (weighted) wins of ``models[i]`` over ``models[j]``
-    on ``query_ids[q]``. Ties add 0.5 to both cells in "half" mode and nothing in "drop" mode."""
+    """Battles aggregated to win counts per (query, ordered model pair).
+
+    ``cell_query[k]``, ``cell_index[k]`` (``i * M + j``) and ``cell_wins[k]``: the (weighted) wins
+    of ``models[i]`` over ``models[j]`` on ``query_ids[cell_query[k]]``, one entry per pair that
+    played on the query (at most one per battle, usually far fewer); ties add 0.5 to both cells in
+    "half" mode and nothing in "drop" mode. ``wins`` gives the dense ``(Q, M, M)`` form (memory
+    ``Q * M * M`` floats; the fit itself never builds it)."""
 
     models: tuple[str, ...]
     query_ids: tuple[str, ...]
-    wins: NDArray[np.float64]
+    cell_query: NDArray[np.int64]
+    cell_index: NDArray[np.int64]
+    cell_wins: NDArray[np.float64]
     battles: NDArray[np.int64]  # battles per model (ties included)
     ties: NDArray[np.int64]  # ties per model
     tie_mode: TieMode
 
     @property
+    def wins(self) -> NDArray[np.float64]:
+        """``wins[q, i, j]``: the dense per-query win tensor."""
+        m = len(self.models)
+        out = np.zeros((len(self.query_ids), m * m), dtype=np.float64)
+        out[self.cell_query, self.cell_index] = self.cell_wins
+        return out.reshape(len(self.query_ids), m, m)
+
+    @property
     def total(self) -> NDArray[np.float64]:
         """Wins summed over queries, shape (M, M)."""
-        return np.asarray(self.wins.sum(axis=0), dtype=np.float64)
+        m = len(self.models)
+        return np.asarray(np.bincount(self.cell_index, weights=self.cell_wins, minlength=m * m).reshape(m, m),
+                          dtype=np.float64)
+
+    def resampled(self, mult: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``(T, M, M)`` win matrices of ``T`` bootstrap tournaments: query ``q`` counted
+        ``mult[t, q]`` times in tournament ``t`` (the sum over queries of ``mult[t, q] * wins[q]``,
+        computed on the aggregated cells, one model pair at a time: memory ``T`` x the queries of
+        one pair)."""
+        m = len(self.models)
+        out = np.zeros((mult.shape[0], m * m), dtype=np.float64)
+        order = np.argsort(self.cell_index, kind="stable")
+        cells, starts = np.unique(self.cell_index[order], return_index=True)
+        ends = np.append(starts[1:], len(order))
+        for cell, lo, hi in zip(cells.tolist(), starts.tolist(), ends.tolist(), strict=True):
+            rows = order[lo:hi]
+            out[:, cell] = mult[:, self.cell_query[rows]] @ self.cell_wins[rows]
+        return out.reshape(mult.shape[0], m, m)
 
 
 def battle_counts(battles: Iterable[Battle], *, ties: TieMode = "drop",
                   models: Sequence[str] | None = None) -> BattleCounts:
-    """Tabulate battles per query. ``models`` fixes the model order (default: sorted names);
-    every model it names must play at least once and every battle must use only those models."""
+    """Tabulate battles per query and ordered model pair. ``models`` fixes the model order
+    (default: sorted names); every model it names must play at least once and every battle must
+    use only those models."""
     if ties not in _TIE_MODES:
         raise ArenaError(f"ties={ties!r}; expected one of {list(_TIE_MODES)}")
     blist = list(battles)
@@ -113,20 +146,28 @@ def battle_counts(battles: Iterable[Battle], *, ties: TieMode = "drop",
     bb = np.fromiter((midx[b.model_b] for b in blist), dtype=np.int64, count=len(blist))
     code = np.fromiter((_WINNERS.index(b.winner) for b in blist), dtype=np.int64, count=len(blist))
     m = len(names)
-    wins = np.zeros((len(qids), m, m), dtype=np.float64)
     is_a, is_b, is_tie = code == 0, code == 1, code == 2
-    np.add.at(wins, (q[is_a], a[is_a], bb[is_a]), 1.0)
-    np.add.at(wins, (q[is_b], bb[is_b], a[is_b]), 1.0)
+    parts_q = [q[is_a], q[is_b]]
+    parts_c = [a[is_a] * m + bb[is_a], bb[is_b] * m + a[is_b]]
+    parts_w = [np.ones(int(is_a.sum())), np.ones(int(is_b.sum()))]
     if ties == "half":
-        np.add.at(wins, (q[is_tie], a[is_tie], bb[is_tie]), 0.5)
-        np.add.at(wins, (q[is_tie], bb[is_tie], a[is_tie]), 0.5)
+        parts_q += [q[is_tie], q[is_tie]]
+        parts_c += [a[is_tie] * m + bb[is_tie], bb[is_tie] * m + a[is_tie]]
+        parts_w += [np.full(int(is_tie.sum()), 0.5)] * 2
+    cq, cc, cw = np.concatenate(parts_q), np.concatenate(parts_c), np.concatenate(parts_w)
+    # one entry per (query, cell): the aggregation that makes 1M battles a few hundred thousand cells
+    key = cq * (m * m) + cc
+    uniq, inverse = np.unique(key, return_inverse=True)
+    agg = np.bincount(inverse, weights=cw, minlength=len(uniq))
     n_battles = np.bincount(a, minlength=m) + np.bincount(bb, minlength=m)
     n_ties = np.bincount(a[is_tie], minlength=m) + np.bincount(bb[is_tie], minlength=m)
-    return BattleCounts(models=names, query_ids=qids, wins=wins, battles=n_battles, ties=n_ties,
-                        tie_mode=ties)
+    return BattleCounts(models=names, query_ids=qids, cell_query=(uniq // (m * m)).astype(np.int64),
+                        cell_index=(uniq % (m * m)).astype(np.int64), cell_wins=agg.astype(np.float64),
+                        battles=n_battles, ties=n_ties, tie_mode=ties)
 
 
-def _log_posterior(theta: NDArray[np.float64], wins: NDArray[np.float64], alpha: float) -> NDArray[np.float64]:
+def _log_posterior(theta: NDArray[np.float64], wins: NDArray[np.float64],
+                   alpha: NDArray[np.float64]) -> NDArray[np.float64]:
     diff = theta[:, :, None] - theta[:, None, :]
     # log sigmoid(d) = -log(1 + exp(-d)), stable for large |d|
     ll = -(wins * np.logaddexp(0.0, -diff)).sum(axis=(1, 2))
@@ -148,7 +189,9 @@ def fit_strengths(wins: NDArray[np.float64], *, alpha: float = DEFAULT_ALPHA, to
 
     ``wins[..., i, j]`` is the (possibly fractional) number of wins of model i over model j.
     Returns natural-log strengths of shape ``(M,)`` / ``(T, M)``, each row centred at 0.
-    Damped Newton with backtracking on the concave log-posterior, vectorised over the batch.
+    Damped Newton with backtracking on the concave log-posterior (scaled per battle, in the
+    zero-mean subspace), vectorised over the batch; a tournament stops when its step is below
+    ``tol`` or stops shrinking at the rounding floor (below 1e-8).
     """
     w = np.asarray(wins, dtype=np.float64)
     single = w.ndim == 2
@@ -171,38 +214,59 @@ def fit_strengths(wins: NDArray[np.float64], *, alpha: float = DEFAULT_ALPHA, to
                 "the maximum-likelihood strengths do not exist with alpha=0: the win graph is not "
                 f"strongly connected (tournament {bad}; model indices never winning {never_win}, "
                 f"never losing {never_lose}); use alpha > 0 (default {DEFAULT_ALPHA})")
-    n = w + np.swapaxes(w, 1, 2)
-    won = w.sum(axis=2)
+    # Conditioning: each tournament's log-posterior is divided by its number of battles (the
+    # penalty with it, so the optimum is the same): gradients and curvatures are then O(1) however
+    # many battles there are, and the convergence test means the same at 1k and 1M battles.
+    battles = 0.5 * (w.sum(axis=(1, 2)) + np.swapaxes(w, 1, 2).sum(axis=(1, 2)))
+    scale = np.where(battles > 0, battles, 1.0)
+    ws = w / scale[:, None, None]
+    a_s = alpha / scale
+    n = ws + np.swapaxes(ws, 1, 2)
+    won = ws.sum(axis=2)
     eye = np.eye(m)
-    # alpha = 0: the Hessian is singular along the all-ones direction (strengths are only defined
-    # up to a constant); adding 11^T/m fixes that direction without changing the Newton step,
-    # because the gradient is orthogonal to it.
-    fix = np.full((m, m), 1.0 / m) if alpha == 0.0 else np.zeros((m, m))
+    # The likelihood is invariant to adding a constant to every strength and the ridge optimum has
+    # mean 0 (the likelihood gradient sums to 0, so at the optimum 2 alpha sum(s) = 0): the Newton
+    # steps are taken in the zero-mean subspace. Adding 11^T/m makes the Hessian regular along the
+    # all-ones direction without changing a zero-mean step; projecting the gradient removes its
+    # rounding noise along that direction, which the tiny ridge alone (curvature 2 alpha) would turn
+    # into steps that never shrink below ~1e-10 on 100k+ battles (issue 21).
+    fix = np.full((m, m), 1.0 / m)
     theta = np.zeros((t_count, m))
-    f = _log_posterior(theta, w, alpha)
+    active = np.ones(t_count, dtype=bool)
+    previous = np.full(t_count, np.inf)
+    size = np.zeros(t_count)
     for _ in range(max_iter):
-        p = 1.0 / (1.0 + np.exp(-(theta[:, :, None] - theta[:, None, :])))
-        grad = won - (n * p).sum(axis=2) - 2.0 * alpha * theta
-        h = n * p * (1.0 - p)
-        hess = h.sum(axis=2)[:, :, None] * eye - h + (2.0 * alpha) * eye + fix
-        step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
-        size = np.abs(step).max(axis=1)
-        if size.max() < tol:
+        idx = np.flatnonzero(active)
+        if idx.size == 0:
             break
+        th, wi, ni, ai = theta[idx], ws[idx], n[idx], a_s[idx]
+        f = _log_posterior(th, wi, ai)
+        p = 1.0 / (1.0 + np.exp(-(th[:, :, None] - th[:, None, :])))
+        grad = won[idx] - (ni * p).sum(axis=2) - 2.0 * ai[:, None] * th
+        grad -= grad.mean(axis=1, keepdims=True)
+        h = ni * p * (1.0 - p)
+        hess = h.sum(axis=2)[:, :, None] * eye - h + (2.0 * ai)[:, None, None] * eye + fix
+        step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
+        step -= step.mean(axis=1, keepdims=True)
+        step_size = np.abs(step).max(axis=1)
         slope = (grad * step).sum(axis=1)
-        t = np.ones(t_count)
+        t = np.ones(idx.size)
         for _ in range(60):
-            cand = theta + t[:, None] * step
-            fc = _log_posterior(cand, w, alpha)
+            fc = _log_posterior(th + t[:, None] * step, wi, ai)
             good = fc >= f + 1e-4 * t * slope - 1e-12 * np.abs(f)
             if good.all():
                 break
             t = np.where(good, t, 0.5 * t)
-        theta = theta + t[:, None] * step
-        f = _log_posterior(theta, w, alpha)
+        theta[idx] = th + t[:, None] * step
+        size[idx] = step_size
+        # converged: the step is below tol, or it stopped shrinking at the rounding floor
+        done = (step_size < tol) | ((step_size < 1e-8) & (step_size >= 0.5 * previous[idx]))
+        previous[idx] = step_size
+        active[idx[done]] = False
     else:
-        raise ArenaError(f"Bradley-Terry fit did not converge in {max_iter} Newton steps "
-                         f"(largest last step {float(size.max()):.3g}); the battles may be degenerate")
+        if active.any():
+            raise ArenaError(f"Bradley-Terry fit did not converge in {max_iter} Newton steps "
+                             f"(largest last step {float(size[active].max()):.3g}); the battles may be degenerate")
     theta = theta - theta.mean(axis=1, keepdims=True)
     return np.asarray(theta[0] if single else theta, dtype=np.float64)
 
@@ -221,10 +285,8 @@ def resample_counts(n_queries: int, tournaments: int, seed: int) -> NDArray[np.f
 def bootstrap_strengths(counts: BattleCounts, *, tournaments: int = DEFAULT_TOURNAMENTS, seed: int = 0,
                         alpha: float = DEFAULT_ALPHA) -> NDArray[np.float64]:
     """``(tournaments, M)`` strengths, one row per bootstrap tournament over resampled queries."""
-    q, m, _ = counts.wins.shape
-    mult = resample_counts(q, tournaments, seed)
-    per_t = (mult @ counts.wins.reshape(q, m * m)).reshape(tournaments, m, m)
-    return fit_strengths(per_t, alpha=alpha)
+    mult = resample_counts(len(counts.query_ids), tournaments, seed)
+    return fit_strengths(counts.resampled(mult), alpha=alpha)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,15 @@ def _field(row: dict[str, Any], names: Sequence[str], where: str, *, required: b
         raise JudgmentFileError(f"{where}: missing field {names[0]!r} (a row needs query_id, model_A, model_B and "
                            "verdict, as in MIRAGE-Bench's pairwise judgments)")
     return None
+
+
+def _json_int(where: str, digits: str) -> int:
+    """An integer of the file; one longer than any name (``query_id``: 5,000 digits) is an error
+    naming the line (Python's ``int()`` refuses more than 4,300 digits, with a ValueError)."""
+    if len(digits.lstrip("-")) > MAX_NAME_CHARS:
+        raise JudgmentFileError(f"{where}: a number of {len(digits.lstrip('-')):,} digits; a query_id or model "
+                                f"name has at most {MAX_NAME_CHARS} characters (write long ids as strings)")
+    return int(digits)
 
 
 def parse_judgment(row: Any, where: str, line: int) -> ImportedJudgment:
@@ -128,9 +138,13 @@ def read_judgments(path: str | Path) -> list[ImportedJudgment]:
         if len(s) > MAX_LINE_CHARS:
             raise JudgmentFileError(f"{where}: the line has {len(s):,} characters; at most {MAX_LINE_CHARS:,}")
         try:
-            row = json.loads(s)
+            row = json.loads(s, parse_int=partial(_json_int, where))
         except (json.JSONDecodeError, RecursionError) as exc:
             raise JudgmentFileError(f"{where}: not JSON ({getattr(exc, 'msg', exc)})") from None
+        except JudgmentFileError:
+            raise
+        except ValueError as exc:  # anything else json cannot convert: an error naming the line, not a crash
+            raise JudgmentFileError(f"{where}: not readable JSON ({exc})") from None
         out.append(parse_judgment(row, where, n))
     if not out:
         raise JudgmentFileError(f"{p}: no judgments in the file")

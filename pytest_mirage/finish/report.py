@@ -247,7 +247,9 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
         model_values[key].update(surrogate_score=score, surrogate_rank=float(rank))
     all_problems = [*problems, *(refs.problems if refs else []), *arena.problems,
                     *_model_gate_problems(gates_by_suite, model_level, arena)]
-    reason = "; ".join(sorted(set(arena.surrogate_errors.values()))) or "no model-level value (no trained surrogate?)"
+    # a gate on a model-level metric names its own suite's surrogate error, not another suite's
+    reason = {suite: arena.surrogate_errors.get(suite) or "no model-level value (no trained surrogate?)"
+              for suite in gates_by_suite}
     samples = [smp for ref in sorted({r.suite_ref for r in res}) if (smp := ctx.sample(ctx.suite(ref))) is not None]
     calibration, ppi, cal_problems = calibration_sections(ctx, res)
     all_problems += cal_problems

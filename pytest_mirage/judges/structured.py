@@ -18,13 +18,13 @@ judge's ``structured`` option into the mode its model can take. Nothing here imp
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigError, FormatRejected, NotCached, caused_by
+from ..jsonutil import DuplicateKeyError, loads_unique
 from ..models.base import ResponseFormat, sets_own_response_format, supports_structured_output
 from .base import JudgeHealth
 from .spec import STRUCTURED_MODES
@@ -161,7 +161,9 @@ _FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 
 def json_candidates(reply: str) -> list[Any]:
     """JSON values found in ``reply``: the whole reply, fenced blocks, then the outermost
-    ``[...]``/``{...}`` spans."""
+    ``[...]``/``{...}`` spans. A JSON object that repeats a key raises
+    :class:`~pytest_mirage.jsonutil.DuplicateKeyError` (naming the key): the judge callers count
+    such a reply as unparseable instead of reading the last value."""
     texts = [reply.strip(), *(m.group(1).strip() for m in _FENCE_RE.finditer(reply))]
     for open_, close in (("[", "]"), ("{", "}")):
         start, end = reply.find(open_), reply.rfind(close)
@@ -170,8 +172,10 @@ def json_candidates(reply: str) -> list[Any]:
     out = []
     for t in texts:
         try:
-            out.append(json.loads(t))
-        except ValueError:
+            out.append(loads_unique(t))
+        except DuplicateKeyError:
+            raise  # {"verdict": "No", "verdict": "Yes"} means nothing: the reply is unparseable, naming the key
+        except (ValueError, RecursionError):
             continue
     return out
 

@@ -8,11 +8,12 @@ except in the request that needs it.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
 
 MASK = "***"
 
@@ -89,12 +90,48 @@ def mask_json_secrets(value: Any) -> Any:
 _JSON_SECRET_PAIR = re.compile(r"(?i)(\"([A-Za-z0-9_.-]+)\"\s*:\s*)(\"(?:[^\"\\]|\\.)*\"|[^\s,}\]]+)")
 
 
+_MIN_SECRET = 4  # shorter values would mask ordinary words
+
+
+def _basic_parts(secret: str) -> list[str]:
+    """For an HTTP Basic header value (``Basic BASE64``): the token, ``user:pass`` and its parts."""
+    head, _, token = secret.strip().partition(" ")
+    if head.lower() != "basic" or not token:
+        return []
+    try:
+        decoded = base64.b64decode(token.strip(), validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return [token.strip()]
+    user, _, password = decoded.partition(":")
+    return [token.strip(), decoded, user, password]
+
+
+def secret_forms(secret: str) -> list[str]:
+    """Every form in which ``secret`` may come back in a server's reply or a log, longest first:
+    as given, percent-encoded (``quote``, ``quote_plus``), base64 (standard and URL-safe, with and
+    without padding), JSON-escaped; for an HTTP Basic header value (``Basic BASE64``) also its token,
+    the decoded ``user:pass`` and each part, in each of those encodings. Forms shorter than 4
+    characters are left out (they would mask ordinary words)."""
+    seeds = [secret, *_basic_parts(secret)]
+    forms: set[str] = set()
+    for seed in seeds:
+        if len(seed) < _MIN_SECRET:
+            continue
+        raw = seed.encode("utf-8")
+        std, safe = base64.b64encode(raw).decode("ascii"), base64.urlsafe_b64encode(raw).decode("ascii")
+        forms.update((seed, quote(seed, safe=""), quote_plus(seed, safe=""), std, safe, std.rstrip("="),
+                      safe.rstrip("="), json.dumps(seed)[1:-1], json.dumps(seed, ensure_ascii=False)[1:-1]))
+    return sorted((f for f in forms if len(f) >= _MIN_SECRET), key=lambda f: (-len(f), f))
+
+
 def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with credentials masked: the given secret values, user info and query values in URLs,
-    values of secret-named JSON keys, and strings shaped like API keys or bearer tokens."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, MASK)
+    """``text`` with credentials masked: the given secret values in every encoding a server may echo
+    them in (:func:`secret_forms`), user info and query values in URLs, values of secret-named JSON
+    keys, and strings shaped like API keys or bearer tokens."""
+    forms = sorted({f for secret in secrets if secret for f in secret_forms(secret)}, key=lambda f: (-len(f), f))
+    for form in forms:
+        if form in text:
+            text = text.replace(form, MASK)
     text = _URL.sub(_mask_url, text)
     text = _JSON_SECRET_PAIR.sub(lambda m: m.group(1) + '"***"' if secret_name(m.group(2)) else m.group(0), text)
     text = _TOKEN_SHAPES[0].sub(lambda m: f"{m.group(1)} {MASK}", text)

@@ -9,18 +9,19 @@ session settings use them with ``where`` naming the flag or ini key, and :class:
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..errors import ConfigError, did_you_mean
+from ..jsonutil import DuplicateKeyError, loads_unique
 from .credentials import safe_option_value, secret_name
 from .registry import ModelSpec
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
+MAX_INTEGER = 2**63 - 1  # bound of every integer option without a tighter maximum
 COMMON_OPTIONS = ("name",)  # understood by every kind (see ModelSpec.display_name)
 CAPACITY_OPTIONS = ("adaptive", "concurrency_min", "concurrency_max")  # adaptive kinds (openai:, async py:)
 DEFAULT_START = 4  # a cautious first limit: a one-slot server queues only three behind the first
@@ -65,7 +66,10 @@ def parse_int(raw: Any, where: str, default: D, minimum: int | None = None,
         except ValueError:
             value = None
     if value is None or (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-        raise ConfigError(f"{where}: found {_found(raw)}; expected {expected}")
+        raise ConfigError(f"{where}: found {_found(raw):.60}; expected {expected}")
+    if abs(value) > MAX_INTEGER:  # no option takes more: SQLite, numpy and the HTTP APIs stop at 64 bits
+        raise ConfigError(f"{where}: found an integer of {len(str(abs(value)))} digits; expected {expected}, "
+                          f"at most {MAX_INTEGER}")
     return value
 
 
@@ -170,7 +174,12 @@ class SpecOptions:
             return dict(value)
         shown = repr(safe_option_value(key, str(value)))
         try:
-            data = json.loads(str(value))
+            data = loads_unique(str(value))
+        except DuplicateKeyError as exc:
+            raise ConfigError(f"{self.where(key)}: {exc}") from None
+        except RecursionError:
+            raise ConfigError(f"{self.where(key)}: the JSON is nested too deeply; expected a JSON object such as "
+                              '{"top_p": 0.9}') from None
         except ValueError as exc:
             raise ConfigError(f"{self.where(key)}: found {shown}, which is not JSON ({exc}); "
                               'expected a JSON object such as {"top_p": 0.9}') from None

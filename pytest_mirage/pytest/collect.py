@@ -64,6 +64,7 @@ class SuiteCollector(pytest.Collector):
 
     def collect(self) -> Iterator[MirageItem]:
         from ..errors import MirageError, SuiteError
+        from ..report.sanitize import neutralise_commands
 
         ctl = host(self.config)
         try:
@@ -78,7 +79,9 @@ class SuiteCollector(pytest.Collector):
         for case in cases:
             for spec in ctl.ctx.settings.models:
                 for repeat in range(repeats):
-                    name = f"{case.lang}/{case.id}[{ctl.ctx.model_name(spec)}]" + (f"#{repeat}" if repeats > 1 else "")
+                    # pytest prints node ids: a model name must not carry a workflow command (##[...])
+                    name = f"{case.lang}/{case.id}[{neutralise_commands(ctl.ctx.model_name(spec))}]" \
+                        + (f"#{repeat}" if repeats > 1 else "")
                     item = MirageItem.from_parent(self, name=name, case=case, spec=spec, ref=self.ref, repeat=repeat)
                     item.add_marker(pytest.mark.mirage)
                     item.add_marker(getattr(pytest.mark, f"lang_{case.lang}"))
@@ -90,7 +93,9 @@ class SuiteCollector(pytest.Collector):
         from ..errors import MirageError
 
         if isinstance(excinfo.value, MirageError):
-            return str(excinfo.value)
+            from ..report.sanitize import terminal_safe
+
+            return terminal_safe(str(excinfo.value))  # a load error quotes suite text: no workflow command
         return str(super().repr_failure(excinfo))
 
 
@@ -161,7 +166,9 @@ class MirageItem(pytest.Item):
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path | str, int | None, str]:
-        return self.path, None, f"mirage {self.case.lang}/{self.case.id} [{self.spec.display_name}]"
+        from ..report.sanitize import neutralise_commands
+
+        return self.path, None, neutralise_commands(f"mirage {self.case.lang}/{self.case.id} [{self.spec.display_name}]")
 
 
 def collected_manifests(session: pytest.Session) -> list[Path]:

@@ -48,14 +48,18 @@ def gate_reports(report: RunReport, rootpath: Path) -> list[pytest.TestReport]:
     """Every gate and regression gate as a test result of its own (``mirage-gate::...``), so JUnit
     consumers and pytest's summary line count them: passed, failed, or skipped when an optional
     gate could not be evaluated."""
+    from ..aggregate.regression import regression_outcome_text
+    from ..report.sanitize import neutralise_commands
+
     out = []
     gates = [(f"{g.suite}::{g.lang}::{g.model}::{g.expr}", g.source, g.passed, g.describe(), "gate")
              for g in report.gates]
     gates += [(f"{g.suite}::{g.lang}::{g.model}::{g.expr}", g.source, g.passed,
-               f"{g.suite} [{g.lang}] {g.model}: {g.expr}: "
-               + (g.note if g.failed is None else f"worse by {g.worsening}, Holm-adjusted p={g.p_adjusted}"),
+               f"{g.suite} [{g.lang}] {g.model}: {g.expr}: " + regression_outcome_text(g.to_json()),
                "regression gate")
               for g in report.statistics.regressions]
+    gates = [(neutralise_commands(ident), source, passed, neutralise_commands(text), kind)
+             for ident, source, passed, text, kind in gates]
     for ident, source, passed, text, kind in gates:
         path, line = _location(source, rootpath)
         outcome: Literal["passed", "failed", "skipped"] = \

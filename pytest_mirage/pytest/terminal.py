@@ -4,7 +4,7 @@ sections, judge, problems and the files written. Every line comes from a pure pr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,7 @@ class SummaryInput:
 
 
 def write_summary(terminalreporter: Any, fullwidth: int, data: SummaryInput) -> None:
-    from ..report.sanitize import terminal_safe
+    from ..report.sanitize import neutralise_commands, terminal_safe
     from ..report.stats_lines import statistics_sections
     from ..report.terminal import (
         gate_lines,
@@ -39,7 +39,9 @@ def write_summary(terminalreporter: Any, fullwidth: int, data: SummaryInput) -> 
         problem_lines,
     )
 
-    write: Callable[..., None] = terminalreporter.write_line
+    def write(line: str, **markup: bool) -> None:  # every summary line may quote a model, server or suite
+        terminalreporter.write_line(neutralise_commands(line), **markup)
+
     ctx = data.ctx
     if ctx.called_cacheable_model or ctx.stats.problems:
         from ..engine import cache_file, summary_lines

@@ -40,7 +40,7 @@ from .figures import SCORE
 from .format import HEADLINE_METRICS, fmt
 from .markdown import MARKDOWN_LIMIT, render_markdown
 from .model import CaseDetail, RunReport, as_report
-from .sanitize import one_line, sanitize, sanitize_name
+from .sanitize import neutralise_commands, one_line, sanitize, sanitize_name
 
 MAX_ANNOTATIONS = 10  # GitHub shows this many error (and as many warning) annotations per step
 SUMMARY_CASES = 25  # failed cases (and case errors) listed in the job summary
@@ -53,8 +53,9 @@ Level = Literal["error", "warning", "notice"]
 
 # --------------------------------------------------------------------------------- escaping
 def escape_data(text: str) -> str:
-    """A workflow command's message: sanitized, then ``%``, ``\\r``, ``\\n`` escaped."""
-    return sanitize(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A workflow command's message: sanitized, the legacy ``##[`` command form broken
+    (:func:`~.sanitize.neutralise_commands`), then ``%``, ``\\r``, ``\\n`` escaped."""
+    return neutralise_commands(sanitize(text)).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(text: str) -> str:

@@ -7,6 +7,7 @@ within a byte budget by cutting long tables and lists to the same number of rows
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,13 +30,26 @@ _BACKSLASHED = frozenset("\\`*[]~|")
 _ENTITIES = {"<": "&lt;", "&": "&amp;"}
 
 
+# Mentions and references that GitHub, GitLab and chat bridges turn into notifications or links
+# (@user, @org/team, @all, @channel, @here, #123, !123 merge requests): a word joiner (U+2060, no
+# width, no meaning) after the sign breaks them without changing what the reader sees. Only where
+# the sign starts a word: "a@b.com" and "C#" are left alone.
+_MENTION_RE = re.compile(r"(?<![\w@#!])([@#])(?=[\w])|(?<![\w@#!])(!)(?=\d)")
+WORD_JOINER = "\u2060"
+
+
+def defuse_mentions(text: str) -> str:
+    """``text`` with ``@name``, ``#123`` and ``!123`` unable to mention or reference anyone."""
+    return _MENTION_RE.sub(lambda m: (m.group(1) or m.group(2)) + WORD_JOINER, text)
+
+
 def escape_markdown(text: str) -> str:
     """``text`` shown literally in Markdown, including inside a table cell (``|`` becomes ``\\|``).
 
     ``_`` is escaped unless it is inside a word (``citation_recall`` stays readable: GitHub does not
     emphasise inside words). Line breaks become ``<br>`` so that a multi-line value (an error
     message) stays in its cell. Control and escape characters are shown as escapes
-    (:func:`~.sanitize.sanitize`).
+    (:func:`~.sanitize.sanitize`); mentions and references cannot ping (:func:`defuse_mentions`).
     """
     text = sanitize(text)
     out = []
@@ -55,7 +69,7 @@ def escape_markdown(text: str) -> str:
             out.append("<br>")
         else:
             out.append(ch)
-    return "".join(out)
+    return defuse_mentions("".join(out))
 
 
 def _cut(text: str) -> str:

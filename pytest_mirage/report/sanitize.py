@@ -77,12 +77,34 @@ def one_line(text: str, limit: int | None = None) -> str:
     return flat
 
 
-# A line whose text, after leading blanks, starts with "::" is a workflow command to the GitHub
-# Actions runner (annotations, masks, stop-commands): text from a model must never issue one.
-_COMMAND_RE = re.compile(r"^([ \t]*):(?=:)", re.MULTILINE)
+# Workflow commands to the GitHub Actions runner (annotations, masks, stop-commands, env files):
+# text from a model, a server, a suite or a judge must never issue one. The runner reads two forms
+# from every line of a step's output:
+# * ``::cmd ...::`` at the start of the line after the runner trims leading white space
+#   (``string.TrimStart()``: any Unicode white space, not only blanks and tabs);
+# * the legacy ``##[cmd ...]`` *anywhere* in the line.
+# Both are broken with a visible escape: ``\x3a:`` for the first colon, ``#\x23[`` for the second
+# hash. Neither escape can form a command again, so the functions are idempotent.
+_COMMAND_RE = re.compile(r"^([^\S\n]*):(?=:)", re.MULTILINE)
+_LEGACY_RE = re.compile(r"##\[")
+
+
+def neutralise_commands(text: str) -> str:
+    """``text`` with both forms of GitHub Actions workflow command made inert (see above)."""
+    return _LEGACY_RE.sub(r"#\\x23[", _COMMAND_RE.sub(r"\1\\x3a", text))
+
+
+def is_workflow_command(line: str) -> bool:
+    """Whether the GitHub Actions runner would read ``line`` as a workflow command (either form)."""
+    return line.lstrip().startswith("::") or "##[" in line
 
 
 def terminal_safe(text: str) -> str:
-    """Prose for a terminal or CI log: :func:`sanitize`, and a line that would start with ``::``
-    (a GitHub Actions workflow command) starts with the visible ``\\x3a:`` instead."""
-    return _COMMAND_RE.sub(r"\1\\x3a", sanitize(text))
+    """Prose for a terminal or CI log: :func:`sanitize`, and neither form of GitHub Actions workflow
+    command (a line starting with ``::``, ``##[`` anywhere) can act on the runner."""
+    return neutralise_commands(sanitize(text))
+
+
+def terminal_name(text: str) -> str:
+    """An identifier for a terminal or CI log: :func:`sanitize_name` and :func:`neutralise_commands`."""
+    return neutralise_commands(sanitize_name(text))

