@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..aggregate.expr import Rule
-from ..aggregate.gates import evaluate_gates
+from ..aggregate.gates import GateResult, evaluate_gates
 from ..errors import MirageError
 from ..evaluate.context import RunContext
 from ..evaluate.judging import Judging
@@ -223,6 +223,20 @@ def calibration_sections(ctx: RunContext, results: Sequence[CaseResult]) -> tupl
     return sections, intervals, problems
 
 
+_T = TypeVar("_T")
+
+
+def _step(name: str, fatal: list[str], run: Callable[[], _T], default: _T) -> _T:
+    """``run()``, or ``default`` with a fatal line when the step fails: a session end always writes
+    its reports (JSON, Markdown, HTML, JUnit) with what the other steps computed."""
+    try:
+        return run()
+    except Exception as exc:  # any bug or bad input of one step; the run fails with why (never silent)
+        fatal.append(f"the session-end step '{name}' failed ({type(exc).__name__}: {exc}); the report holds "
+                     "everything else; please report it with this line if the input looks valid")
+        return default
+
+
 def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_errors: Sequence[CollectionError] = (),
                  exitstatus: int = 0, problems: Sequence[str] = (),
                  baseline: tuple[Path, Baseline] | None = None,
@@ -230,7 +244,10 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
                  judge_health: Mapping[str, Mapping[str, Any]] | None = None) -> tuple[RunReport, ArenaOutcome]:
     """Everything the run reports, computed once."""
     res = sorted(results, key=lambda r: (r.suite, r.lang, r.case_id, r.model))
-    refs = reference_results(ctx, res, judging) if res else None
+    # each step stands alone: one that fails becomes a fatal line (the run fails) and the report is
+    # still written with everything else
+    fatal: list[str] = []
+    refs = _step("reference systems", fatal, lambda: reference_results(ctx, res, judging) if res else None, None)
     # the workers' judge work plus the controller's own (its items in a serial run, the references)
     judge_health = merge_health(judge_health or {}, judging.health_json() if judging is not None else {})
     ref_results = refs.results if refs else []
@@ -240,7 +257,9 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
     for r in res:
         if r.suite not in gates_by_suite:
             gates_by_suite[r.suite] = ctx.rules(ctx.suite(r.suite_ref)).gates
-    arena = run_arena(ctx, res, ref_results) if res and _needs_arena(ctx, res) else ArenaOutcome()
+    arena = _step("arena and surrogate", fatal,
+                  lambda: run_arena(ctx, res, ref_results) if res and _needs_arena(ctx, res) else ArenaOutcome(),
+                  ArenaOutcome())
     model_level = frozenset(n for n in ctx.metrics.names if ctx.metrics[n].scope == "model")
     model_values: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
     for key, (score, rank) in arena.surrogate_scores.items():
@@ -251,15 +270,20 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
     reason = {suite: arena.surrogate_errors.get(suite) or "no model-level value (no trained surrogate?)"
               for suite in gates_by_suite}
     samples = [smp for ref in sorted({r.suite_ref for r in res}) if (smp := ctx.sample(ctx.suite(ref))) is not None]
-    calibration, ppi, cal_problems = calibration_sections(ctx, res)
+    no_calibration: tuple[list[CalibrationSection], dict[tuple[str, str, str], tuple[float, float]], list[str]] = \
+        ([], {}, [])
+    calibration, ppi, cal_problems = _step("human-label calibration", fatal, lambda: calibration_sections(ctx, res),
+                                           no_calibration)
     all_problems += cal_problems
-    gates = evaluate_gates(res, gates_by_suite, model_level=model_level, seed=ctx.settings.seed,
-                           model_values=model_values, model_level_reason=reason, ppi=ppi)
+    no_gates: list[GateResult] = []
+    gates = _step("gates", fatal, lambda: evaluate_gates(res, gates_by_suite, model_level=model_level,
+                                                         seed=ctx.settings.seed, model_values=model_values,
+                                                         model_level_reason=reason, ppi=ppi), no_gates)
     gates = [replace(g, note="; ".join(x for x in (g.note, f"the surrogate is {arena.unhealthy[(g.suite, g.lang)]}")
                                        if x))
              if (g.suite, g.lang) in arena.unhealthy and g.metric in model_level
              else g for g in gates]
-    fatal = list(arena.fatal) + judge_failures(judge_health)
+    fatal += [*arena.fatal, *judge_failures(judge_health)]
     if baseline is None:
         for ref in sorted({r.suite_ref for r in res}):
             suite_gates = ctx.rules(ctx.suite(ref)).regressions
@@ -279,7 +303,8 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
             regressions = outcome.regressions
     statistics = Statistics(sample=SampleSection.of(samples) if samples else None, calibration=tuple(calibration),
                             baseline=compared, regressions=regressions,
-                            head_to_head=tuple(head_to_head_rows(ctx, res)), repeats=tuple(repeat_sections(ctx, res)))
+                            head_to_head=tuple(_step("head-to-head", fatal, lambda: head_to_head_rows(ctx, res), [])),
+                            repeats=tuple(_step("repeated samples", fatal, lambda: repeat_sections(ctx, res), [])))
     failed = bool(exitstatus != 0 or any(g.passed is False for g in gates) or fatal or collection_errors
                   or any(r.outcome in ("failed", "error") for r in res) or statistics.failed_regressions)
     suites = []

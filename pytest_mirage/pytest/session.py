@@ -202,6 +202,16 @@ class MirageController:
         for res in wire.results_of(report):
             self.results[res.key] = res
 
+    @pytest.hookimpl(optionalhook=True, trylast=True)  # after a plugin that reruns the item
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+        """xdist: a worker died while running a case. The case is an errored result with the crash
+        reason in every report (its worker never sent one), never a case that silently vanished."""
+        if str(report.outcome) == "rerun" or not is_suite_nodeid(crashitem):
+            return  # another plugin reruns it, or not a mirage item
+        result = crashed_result(self.ctx, self.config, crashitem, str(report.longrepr))
+        if result is not None and result.key not in self.results:
+            self.results[result.key] = result
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         # xdist: merge each worker's engine counts (hits, misses, calls, tokens) and judge health
@@ -253,3 +263,33 @@ class MirageController:
         write_summary(terminalreporter, self.config.get_terminal_writer().fullwidth,
                       SummaryInput(self.ctx, self.finished, self._collected, list(self.results.values()),
                                    self.notes, self.errors, self._annotations))
+
+
+def crashed_result(ctx: RunContext, config: pytest.Config, nodeid: str, reason: str) -> CaseResult | None:
+    """The errored result of the item ``nodeid`` (``path/suite.toml::lang/case[model]#repeat`` or
+    ``mirage-suite:SPEC::...``) whose process crashed; None when the node id is not an item's."""
+    import re
+
+    from ..errors import MirageError
+    from ..results import CaseResult
+    from ..suites.resolve import suite_ref
+    from .collect import MANIFEST, SOURCE_PREFIX
+
+    where, _, name = nodeid.rpartition("::")
+    m = re.fullmatch(r"(?P<lang>[^/]+)/(?P<case>.+)\[(?P<model>.*)\](?:#(?P<repeat>\d+))?", name)
+    if not where or m is None:
+        return None
+    try:
+        if where.startswith(SOURCE_PREFIX):
+            ref = suite_ref(where[len(SOURCE_PREFIX):], Path(str(config.invocation_params.dir)))
+        elif where.endswith(MANIFEST):
+            ref = str((config.rootpath / where).resolve())
+        else:
+            return None
+        suite_name = ctx.suite(ref).name
+    except MirageError:
+        ref, suite_name = where, where  # the suite no longer loads: the row still says what crashed
+    return CaseResult.errored(suite=suite_name, suite_ref=ref, case_id=m["case"], lang=m["lang"], model=m["model"],
+                              error=f"{reason}: the process answering this case died (out of memory, a crash in a "
+                                    "native library, os._exit in a model); its answer and metrics are lost",
+                              repeat=int(m["repeat"] or 0))
