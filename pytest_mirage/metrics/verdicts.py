@@ -130,6 +130,11 @@ def _passage_sentences(text: str, lang: str) -> _PassageSentences:
     return _PassageSentences(units, sents)
 
 
+def passage_sentences(text: str, lang: str) -> list[str]:
+    """The sentences of a passage text as alignment reads them (stripped, non-empty)."""
+    return [s.strip() for s, _ in _passage_sentences(text, lang).sentences if s.strip()]
+
+
 @lru_cache(maxsize=8192)
 def _sentence_units(text: str, lang: str) -> frozenset[str]:
     return frozenset(content_units(text, lang))
@@ -209,8 +214,11 @@ def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str) -> tu
         declines = is_refusal(text, lang)
         if declines:  # its negation speaks of the passages ("does not specify"), not of the world
             checks = [c for c in checks if c.kind not in ("negation", "dropped_negation")]
-        # a sentence that declines but also states a number or a name answers after all
-        refusal = declines and not any(c.kind in ("number", "month", "name", "quote") for c in checks)
+        # a sentence that declines but also states a number, a date, a quote or a name of its evidence
+        # answers after all ("... not specified, but it is 250 pesos"); a name the passages lack does not
+        # count (German capitalises every noun: "die Texte enthalten keine Angaben")
+        refusal = declines and not any(c.kind in ("number", "month", "quote") or (c.kind == "name" and c.supported)
+                                       for c in checks)
         if aligned and not refusal:
             checks += _comparison_checks(text, aligned, lang)
         missing = tuple(c for c in checks if not c.supported)
