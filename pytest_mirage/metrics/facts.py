@@ -54,9 +54,8 @@ import regex  # type: ignore[import-untyped]
 from ..prompts import find_citations, strip_citations
 from ..suites.model import Passage
 from ..text.tokenize import NOSPACE_CLASS, content_units, normalize, split_sentences
-from .analysis import PER_TEXT_CACHES, of
+from .analysis import PER_TEXT_CACHES
 from .base import NotApplicable, Sample
-from .common import raw_answer
 
 LEXICON_LANGS = ("ar", "bn", "de", "en", "es", "fa", "fi", "fr", "hi", "id", "ja", "km", "ko", "ru", "sw", "te",
                  "th", "yo", "zh")
@@ -161,7 +160,7 @@ def lexicon(lang: str) -> Lexicon:
 
 
 def _directions(groups: Any, n: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    up, down = (list(groups) + [[], []])[:2]
+    up, down = [*list(groups), [], []][:2]
     return tuple(n(w) for w in up), tuple(n(w) for w in down)
 
 
@@ -443,9 +442,9 @@ def _word_tokens(masked: str, lex: Lexicon) -> list[Tok]:
     # by C-level calls (split, then one comprehension of set and string tests)
     parts = _WORD_SPLIT.split(masked)
     words = parts[1::2]
-    keys, starts, ends, compounds, first2, first1 = lex.words, f.starts, f.ends, f.compounds, f.first2, f.first1
+    keys, starts, suffixes, compounds, first2, first1 = lex.words, f.starts, f.ends, f.compounds, f.first2, f.first1
     hits = [k for k, w in enumerate(words)
-            if w in keys or "-" in w or (starts and w.startswith(starts)) or (ends and w.endswith(ends)) or
+            if w in keys or "-" in w or (starts and w.startswith(starts)) or (suffixes and w.endswith(suffixes)) or
             (compounds and len(w) >= 2 and (w[:2] in first2 or w[:1] in first1))]
     if hits:
         ends = list(accumulate(map(len, parts)))  # ends[i]: where parts[i] ends
@@ -892,7 +891,7 @@ def _initial_name(word: str, text: str, end: int) -> bool:
     what every first word has, so only when the word is written as a name only can be (all capitals,
     ``NASA``; a capital inside it, ``McLaren``) or the next word is capitalised too (``New York``,
     ``Nelson Mandela``). ``Unable``, ``Based``, ``Helping``, ``Saa``, ``Ukilinganisha`` are not."""
-    if len(word) >= 2 and word.isupper() or any(ch.isupper() for ch in word[1:]):
+    if (len(word) >= 2 and word.isupper()) or any(ch.isupper() for ch in word[1:]):
         return True
     return _NEXT_CAPITALISED.match(text, end) is not None
 
@@ -1364,9 +1363,16 @@ def support_facts(s: Sample) -> float:
 
 
 def faithfulness_lexical(s: Sample) -> float:
-    """The offline faithfulness signal, from the sentence verdicts (``support_sentences``): the
-    weakest checkable sentence and the mean of all, each sentence's word coverage halved per
-    unsupported fact; null for a refusal (gate on ``refusal``)."""
-    from .verdicts import support_sentences
+    """The offline faithfulness signal: the mean of ``support_sentences`` (sentence verdicts: the
+    weakest checkable sentence and the mean of all, each sentence's word coverage by its passages
+    halved per unsupported fact) and ``support_facts`` (supported share of the answer's facts over
+    one plus the unsupported ones); ``support_sentences`` alone when the answer states no fact.
+    Null for a refusal (gate on ``refusal``)."""
+    from .verdicts import Explained, details, support_sentences, verdicts_of
 
-    return support_sentences(s)
+    sentences = support_sentences(s)
+    try:
+        facts = support_facts(s)
+    except NotApplicable:
+        return sentences
+    return Explained((sentences + facts) / 2, details(verdicts_of(s)))

@@ -48,8 +48,8 @@ from ..suites.model import Passage
 from ..text.tokenize import content_units, split_sentences
 from .analysis import PER_TEXT_CACHES, of
 from .base import NotApplicable, Sample
-from .facts import FactCheck, check_sentences, lexicon, norm
 from .common import raw_answer
+from .facts import FactCheck, check_sentences, lexicon, norm
 
 COVERAGE_MIN = 0.5  # below this share of its units in its evidence a sentence is baseless
 SHORT_UNITS = 3  # a sentence of at most this many units and no fact has nothing to check
