@@ -11,12 +11,11 @@ import math
 
 from .base import Metric, MetricFn, NotApplicable, Sample, builtin_registry, register_builtin
 from .citations import citation_map, citation_precision, citation_recall, invalid_citations
-from .facts import faithfulness_lexical, support_facts
 from .language import english_share, language_match
 from .overlap import bleu, char3_recall, chrf, rouge_l, token_f1
 from .retrieval import file_hit_at_k, hit_at_k, mrr_at_k, precision_at_k
 from .support import faithfulness_metric, support_lexical, support_lexical_uncited
-from .verdicts import refusal, support_sentences
+from .verdicts import faithfulness_lexical, refusal, support_facts, support_sentences
 
 UNIT = (0.0, 1.0)
 

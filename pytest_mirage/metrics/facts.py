@@ -17,8 +17,9 @@ is checked against its evidence:
   not a fact: it is an article or a pronoun far more often than a count;
 * **dates**: month names (19 languages), ``N月``/``N월`` and numeric dates; days and years are
   numbers;
-* **names**: capitalised words in Latin, Cyrillic and Greek script (a sentence's first word only
-  when it is not a common sentence opener of the language), Latin words inside text of another
+* **names**: capitalised words in Latin, Cyrillic and Greek script (a sentence's or line's first
+  word only when written as a name, ``NASA``, ``McLaren``, followed by another capitalised word, or
+  shown a name by the context: see :func:`check_sentences`), Latin words inside text of another
   script, tokens mixing Latin letters and digits (``4G``, ``A320``), katakana words in Japanese,
   and quoted names (``«...»``, ``“...”``, ``『...』``, ``《...》``, ...). A name is supported when the
   evidence contains it (a word sharing all but its last two letters counts, for inflected
@@ -26,12 +27,17 @@ is checked against its evidence:
 * **negations** (per-language word lists; substrings for scripts without spaces): a negation in
   the answer is supported when the evidence negates something around the same words (the words
   within three of it, or the character pairs within eight characters, share at least one unit);
-  a sentence that repeats the words around a negation of its evidence *without* a negation has
-  dropped it, which counts as one unsupported fact.
+  a negation whose clause is restated by a negated clause of the evidence with other words is
+  supported too (``without food`` / ``not ... with food``; the lexicon's ``equivalents`` read
+  ``使えない`` as ``利用できない``); a sentence that repeats the words around a negation of its
+  evidence, and a word next to it (what it negates), *without* a negation has dropped it, which
+  counts as one unsupported fact.
 
-``support_facts`` is the share of supported facts over the whole answer; null when the answer
-states none. ``faithfulness_lexical`` is the mean of it and ``support_lexical`` (``support_lexical``
-alone when there is no fact).
+List markers at line starts (``1.``, ``2)``, ``-``) are not read. ``support_facts`` is
+``(S / N) / (1 + U)`` over the whole answer (N facts, S supported, U unsupported): one invented
+fact among seven gives 0.43, not the share 0.86; null when the answer states none.
+``faithfulness_lexical`` is the mean of it and ``support_sentences`` (:mod:`.verdicts`;
+``support_sentences`` alone when there is no fact), null for a refusal.
 On the project's hard set (``fixtures/faithfulness``) these separate faithful answers from
 minimal-edit hallucinations that word overlap misses; see ``docs/judges.md`` for the figures.
 """
@@ -55,7 +61,6 @@ from ..prompts import find_citations, strip_citations
 from ..suites.model import Passage
 from ..text.tokenize import NOSPACE_CLASS, content_units, normalize, split_sentences
 from .analysis import PER_TEXT_CACHES
-from .base import NotApplicable, Sample
 
 LEXICON_LANGS = ("ar", "bn", "de", "en", "es", "fa", "fi", "fr", "hi", "id", "ja", "km", "ko", "ru", "sw", "te",
                  "th", "yo", "zh")
@@ -393,8 +398,8 @@ _WORD_SPLIT = regex.compile(r"([\p{L}\p{M}]+(?:[-'’][\p{L}\p{M}]+)*)", regex.V
 class _WordFilter:
     """For :func:`_word_tokens`: the words that may give a token, for one lexicon. A word that is
     no lexicon word, holds no hyphen, starts with no word prefix (nor, where they prefix words, a
-    month name), ends with no word suffix and, in a language with compounds, starts with no number, scale or connective
-    (its first two characters, or its first one, being none of theirs) gets None from
+    month name), ends with no word suffix and, in a language with compounds, starts with no number,
+    scale or connective (its first two characters, or its first one, being none of theirs) gets None from
     :func:`_lookup`, has no hyphen pieces and no segmentation: it gives no token."""
 
     plain: bool  # some lexicon word (or month name) has no character of a space-less script
@@ -1328,51 +1333,3 @@ def _restates(units: frozenset[str], clause: frozenset[str]) -> bool:
 def _repeated(u: frozenset[str], units: frozenset[str]) -> bool:
     """At least half the units of ``u`` (two or more) found in ``units``."""
     return len(u) >= 2 and _overlap(u, units) >= math.ceil(0.5 * len(u))
-
-
-# ---------------------------------------------------------------- metrics
-
-
-def _fact_checks(s: Sample) -> list[FactCheck]:
-    """:func:`check_facts` of the sample's answer, read off its sentence verdicts (computed once per
-    metric pass for support_facts, support_sentences and faithfulness); the comparison checks of
-    the verdicts are not part of it."""
-    from .verdicts import verdicts_of
-
-    return [c for v in verdicts_of(s) for c in v.checks if c.kind != "comparison"]
-
-
-def support_facts(s: Sample) -> float:
-    """Share of the answer's numbers, dates, names and negations that the passages its sentences
-    cite support (all passages for a sentence without citations), divided by one plus the number
-    of unsupported ones: ``(S / N) / (1 + U)``. One invented fact among seven scores 0.43, not 0.86
-    (a share alone dilutes it); null when the answer states no fact."""
-    if not s.context:
-        raise NotApplicable("the generator saw no passages to support the answer")
-    checks = _fact_checks(s)
-    if not checks:
-        raise NotApplicable("the answer states no number, date, name or negation to check")
-    unsupported = [c for c in checks if not c.supported]
-    value = (len(checks) - len(unsupported)) / len(checks) / (1 + len(unsupported))
-    if not unsupported:
-        return value
-    from .verdicts import Explained, details, verdicts_of
-
-    return Explained(value, details(verdicts_of(s)) or
-                     "unsupported: " + ", ".join(f"{c.kind} {c.text}" for c in unsupported[:5]))
-
-
-def faithfulness_lexical(s: Sample) -> float:
-    """The offline faithfulness signal: the mean of ``support_sentences`` (sentence verdicts: the
-    weakest checkable sentence and the mean of all, each sentence's word coverage by its passages
-    halved per unsupported fact) and ``support_facts`` (supported share of the answer's facts over
-    one plus the unsupported ones); ``support_sentences`` alone when the answer states no fact.
-    Null for a refusal (gate on ``refusal``)."""
-    from .verdicts import Explained, details, support_sentences, verdicts_of
-
-    sentences = support_sentences(s)
-    try:
-        facts = support_facts(s)
-    except NotApplicable:
-        return sentences
-    return Explained((sentences + facts) / 2, details(verdicts_of(s)))

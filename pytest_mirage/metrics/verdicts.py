@@ -383,9 +383,11 @@ def verdicts_of(s: Sample) -> tuple[SentenceVerdict, ...]:
     return result
 
 
-def details(verdicts: Sequence[SentenceVerdict], limit: int = 3) -> str:
-    """The reasons of the unsupported sentences, the weakest first, at most ``limit`` of them."""
-    bad = sorted((v for v in verdicts if v.verdict == "unsupported"), key=lambda v: (v.score, v.index))
+def details(verdicts: Sequence[SentenceVerdict], limit: int = 3, *, facts_only: bool = False) -> str:
+    """The reasons of the unsupported sentences (``facts_only``: those with an unsupported fact),
+    the weakest first, at most ``limit`` of them."""
+    bad = sorted((v for v in verdicts if v.verdict == "unsupported" and (v.missing or not facts_only)),
+                 key=lambda v: (v.score, v.index))
     if not bad:
         return ""
     more = f"; and {len(bad) - limit} more unsupported sentence(s)" if len(bad) > limit else ""
@@ -415,3 +417,45 @@ def refusal(s: Sample) -> float:
     """1 when the answer declines to answer (every sentence with content is a refusal: "cannot answer
     from the given passages", in 19 languages), else 0; lower is better unless refusing is right."""
     return 1.0 if answer_is_refusal(verdicts_of(s)) else 0.0
+
+
+# ---------------------------------------------------------------- fact-level metrics (read the verdicts)
+
+
+def _fact_checks(s: Sample) -> list[FactCheck]:
+    """:func:`check_facts` of the sample's answer, read off its sentence verdicts (computed once per
+    metric pass for support_facts, support_sentences and faithfulness); the comparison checks of
+    the verdicts are not part of it."""
+    return [c for v in verdicts_of(s) for c in v.checks if c.kind != "comparison"]
+
+
+def support_facts(s: Sample) -> float:
+    """Share of the answer's numbers, dates, names and negations that the passages its sentences
+    cite support (all passages for a sentence without citations), divided by one plus the number
+    of unsupported ones: ``(S / N) / (1 + U)``. One invented fact among seven scores 0.43, not 0.86
+    (a share alone dilutes it); null when the answer states no fact."""
+    if not s.context:
+        raise NotApplicable("the generator saw no passages to support the answer")
+    checks = _fact_checks(s)
+    if not checks:
+        raise NotApplicable("the answer states no number, date, name or negation to check")
+    unsupported = [c for c in checks if not c.supported]
+    value = (len(checks) - len(unsupported)) / len(checks) / (1 + len(unsupported))
+    if not unsupported:
+        return value
+    return Explained(value, details(verdicts_of(s), facts_only=True) or
+                     "unsupported: " + ", ".join(f"{c.kind} {c.text}" for c in unsupported[:5]))
+
+
+def faithfulness_lexical(s: Sample) -> float:
+    """The offline faithfulness signal: the mean of ``support_sentences`` (sentence verdicts: the
+    weakest checkable sentence and the mean of all, each sentence's word coverage by its passages
+    halved per unsupported fact) and ``support_facts`` (supported share of the answer's facts over
+    one plus the unsupported ones); ``support_sentences`` alone when the answer states no fact.
+    Null for a refusal (gate on ``refusal``)."""
+    sentences = support_sentences(s)
+    try:
+        facts = support_facts(s)
+    except NotApplicable:
+        return sentences
+    return Explained((sentences + facts) / 2, details(verdicts_of(s)))

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from pytest_mirage.metrics.base import Sample
-from pytest_mirage.metrics.facts import check_facts, strip_list_markers, support_facts
+from pytest_mirage.metrics.facts import check_facts, strip_list_markers
+from pytest_mirage.metrics.verdicts import support_facts
 from pytest_mirage.models.base import Answer
 from pytest_mirage.suites.model import Case, Passage
 

@@ -11,10 +11,11 @@ import pytest
 from pytest_mirage.judges.base import JudgeItem
 from pytest_mirage.judges.embed import EmbeddingJudge, Encoder, sentence_alignments, unaligned
 from pytest_mirage.metrics.base import Sample, builtin_registry
-from pytest_mirage.metrics.facts import LEXICON_LANGS, faithfulness_lexical
+from pytest_mirage.metrics.facts import LEXICON_LANGS
 from pytest_mirage.metrics.verdicts import (
     FEATURES,
     Explained,
+    faithfulness_lexical,
     is_refusal,
     sentence_score,
     sentence_verdicts,
@@ -214,3 +215,20 @@ def test_semantic_alignment_of_a_refusal_is_null() -> None:
     judge = EmbeddingJudge(Table({}), model="table", metrics=["support_semantic"])
     (score,) = judge.score([JudgeItem("a", "en", "?", "Unable to answer based on given passages.", (P1,))])
     assert score.values["support_semantic"] is None and score.reasons["support_semantic"].startswith("refusal")
+
+
+@pytest.mark.parametrize(("lang", "passage", "swapped", "word"), [
+    ("de", "Der Bodensee ist größer als der Chiemsee.", "Der Bodensee ist kleiner als der Chiemsee.", "kleiner"),
+    ("ja", "参加者は100人以上だった。", "参加者は100人以下だった。", "以下"),
+    ("zh", "长江比黄河更长，流量更大。", "长江比黄河更长，流量更小。", "更小"),
+    ("es", "Madrid tiene más habitantes que Barcelona.", "Madrid tiene menos habitantes que Barcelona.", "menos"),
+    ("sw", "Tanzania ni kubwa kuliko Kenya.", "Tanzania ni ndogo kuliko Kenya.", "ndogo"),
+    ("ru", "Байкал глубже и больше Ладоги.", "Байкал глубже и меньше Ладоги.", "меньше"),
+    ("th", "แม่น้ำโขงยาวกว่าแม่น้ำเจ้าพระยา", "แม่น้ำโขงสั้นกว่าแม่น้ำเจ้าพระยา", "สั้นกว่า"),
+])
+def test_a_comparison_turned_the_other_way_is_unsupported(lang: str, passage: str, swapped: str, word: str) -> None:
+    p = (Passage("p1", passage),)
+    (ok,) = sentence_verdicts(passage, p, lang)
+    (bad,) = sentence_verdicts(swapped, p, lang)
+    assert ok.verdict == "supported", ok
+    assert bad.verdict == "unsupported" and [(c.kind, c.text) for c in bad.missing] == [("comparison", word)]

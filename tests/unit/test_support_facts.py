@@ -15,14 +15,13 @@ from pytest_mirage.metrics.facts import (
     LEXICON_LANGS,
     check_facts,
     facts_of,
-    faithfulness_lexical,
     lexicon,
     lexicon_path,
     norm,
     number_values,
-    support_facts,
 )
 from pytest_mirage.metrics.support import support_lexical
+from pytest_mirage.metrics.verdicts import faithfulness_lexical, support_facts
 from pytest_mirage.models.base import Answer
 from pytest_mirage.suites.model import Case, Passage
 
