@@ -91,6 +91,16 @@ def test_swahili_verb_prefix_negation() -> None:
     assert unsupported("Wanafunzi hawapaswi kuvaa viatu.", "Wanafunzi hawapaswi kuvaa viatu shuleni.", "sw") == []
 
 
+def test_bengali_verb_suffix_negation() -> None:
+    # -েনি / -য়নি glued to the verb (খেলেনি "did not play", হয়নি "did not happen")
+    assert "dropped_negation" in unsupported("দলটি ফাইনালে খেলেছিল।", "দলটি ফাইনালে খেলেনি।", "bn")
+    assert "negation" in unsupported("দলটি ফাইনালে খেলেনি।", "দলটি ফাইনালে খেলেছিল।", "bn")
+    assert unsupported("দলটি ফাইনালে খেলেনি।", "দলটি ফাইনালে খেলেনি।", "bn") == []
+    assert "negation" in unsupported("চুক্তিটি বাতিল হয়নি।", "চুক্তিটি বাতিল হয়েছে।", "bn")
+    # words that merely end in নি are no negation (জানি "I know", চিনি "sugar")
+    assert unsupported("আমি জানি তিনি চিনি পছন্দ করেন।", "আমি জানি তিনি চিনি পছন্দ করেন।", "bn") == []
+
+
 def test_english_negation_stated_with_another_word() -> None:
     assert unsupported("The drug can be taken without food.", "The drug does not need to be taken with food.",
                        "en") == []
