@@ -1298,9 +1298,10 @@ def _check_sentence(f: Facts, ev: Evidence) -> list[FactCheck]:
             if neg.scope else any(True for _ in ev.negation_parts())
         out.append(FactCheck("negation", " ".join(sorted(neg.scope)), ok))
     if not f.negations and f.units:
+        scan = lexicon(ev.lang).scan
         for e in ev.negation_parts():  # the passages after the first dropped negation are not read
             # the scope first: it is at hand, the clause is computed when read (either one will do)
-            if (_repeated(e.scope, f.units) or _restates(f.units, e.clause)) and _negated_word_repeated(e, f.units):
+            if (_repeated(e.scope, f.units) or _restates(f.units, e.clause, scan)) and _negated_word_repeated(e, f.units):
                 out.append(FactCheck("dropped_negation", " ".join(sorted(e.scope)), False))
                 break
     return out
@@ -1320,14 +1321,17 @@ def _restated(clause: frozenset[str], other: frozenset[str]) -> bool:
     return len(clause) >= 2 and _overlap(clause, other) >= max(2, math.ceil(0.5 * len(clause)))
 
 
-def _restates(units: frozenset[str], clause: frozenset[str]) -> bool:
+def _restates(units: frozenset[str], clause: frozenset[str], scan: bool = False) -> bool:
     """A sentence without a negation restates a negated clause of its evidence: at least half that
-    clause's units (two or more), and at least 60% of the sentence's own units, are the clause's (a
-    long sentence that shares a few words with a negated clause is about something else)."""
+    clause's units (two or more) are the sentence's and, in a language written with spaces, at least
+    60% of the sentence's own units are the clause's (a long sentence that shares a few words with a
+    negated clause is about something else). In scripts without spaces (``scan``: units are
+    character pairs, the sentence's are many) the first test alone."""
     if len(clause) < 2 or len(units) < 2:
         return False
-    shared = _overlap(clause, units)
-    return shared >= math.ceil(0.5 * len(clause)) and _overlap(units, clause) >= math.ceil(0.6 * len(units))
+    if _overlap(clause, units) < math.ceil(0.5 * len(clause)):
+        return False
+    return scan or _overlap(units, clause) >= math.ceil(0.6 * len(units))
 
 
 def _repeated(u: frozenset[str], units: frozenset[str]) -> bool:

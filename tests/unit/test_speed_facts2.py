@@ -44,7 +44,7 @@ def ref_check_sentence(f: Facts, ev: Evidence) -> list[FactCheck]:
             scope_repeated = len(e.scope) >= 2 and facts._overlap(e.scope, f.units) >= math.ceil(0.5 * len(e.scope))
             clause_restated = len(e.clause) >= 2 and len(f.units) >= 2 and \
                 facts._overlap(e.clause, f.units) >= math.ceil(0.5 * len(e.clause)) and \
-                facts._overlap(f.units, e.clause) >= math.ceil(0.6 * len(f.units))
+                (facts.lexicon(ev.lang).scan or facts._overlap(f.units, e.clause) >= math.ceil(0.6 * len(f.units)))
             if (scope_repeated or clause_restated) and (not e.heads or facts._overlap(e.heads, f.units) >= 1):
                 out.append(FactCheck("dropped_negation", " ".join(sorted(e.scope)), False))
                 break
