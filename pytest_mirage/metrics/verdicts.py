@@ -256,11 +256,16 @@ def _align(units: frozenset[str], evidence: Sequence[Passage], lang: str) -> tup
     best, best_id, best_text = -1, None, ""
     for p in evidence:
         ps = _passage_sentences(f"{p.title}\n{p.text}" if p.title else p.text, lang)
-        covered.update(units & ps.units)
+        shared = units & ps.units
+        covered.update(shared)
+        if len(shared) <= best:  # no sentence of this passage can align better (first best kept)
+            continue
         for s, su in ps.sentences:
-            n = len(units & su)
+            n = len(shared & su)
             if n > best:
                 best, best_id, best_text = n, p.id, s
+                if n == len(shared):
+                    break
     n = len(units)
     return len(covered) / n, max(best, 0) / n, best_id, best_text.strip()
 
