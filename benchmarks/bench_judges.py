@@ -51,8 +51,8 @@ sys.path.insert(0, str(ROOT))
 
 from pytest_mirage.judges.base import JudgeItem  # noqa: E402
 from pytest_mirage.metrics.base import NotApplicable, Sample  # noqa: E402
-from pytest_mirage.metrics.facts import faithfulness_lexical, support_facts  # noqa: E402
 from pytest_mirage.metrics.support import support_lexical  # noqa: E402
+from pytest_mirage.metrics.verdicts import faithfulness_lexical, support_facts  # noqa: E402
 from pytest_mirage.models.base import Answer  # noqa: E402
 from pytest_mirage.suites.model import Case, Passage  # noqa: E402
 

@@ -41,6 +41,9 @@ def evaluate(request: ModelRequest, answer: Answer, registry: MetricRegistry, me
                 reasons.pop(name, None)
     aliases = {"faithfulness": faithfulness} if faithfulness else {}
     failures, checks = check_thresholds(values, rules, request.case.lang, reasons, aliases)
+    # why a failed metric is low (the unsupported sentences of a faithfulness signal), when it says
+    details = {k: v for k, v in mv.details.items() if judged is None or k not in judged.values}  # (a judge's value)
+    failures += [f"{name}: {details[name]}" for name, ok in checks.items() if not ok and name in details]
     if not any(ch.isalnum() for ch in strip_citations(answer.answer or "")):
         # metrics of an empty answer are null (nothing to score), so no threshold would catch it
         failures.insert(0, f"empty answer: the model's output has no answer text (output: {answer.output[:120]!r})")

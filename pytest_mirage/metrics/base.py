@@ -74,6 +74,9 @@ class Metric:
 class MetricValues:
     values: Mapping[str, float | None]
     reasons: Mapping[str, str]  # why a value is null
+    # why a (non-null) value is what it is, for failure messages: a metric function returns a float
+    # with a ``detail`` attribute (metrics.verdicts.Explained) to give one
+    details: Mapping[str, str] = field(default_factory=dict)
 
 
 class MetricRegistry:
@@ -128,6 +131,7 @@ class MetricRegistry:
     def _compute(self, sample: Sample, names: Iterable[str]) -> MetricValues:
         values: dict[str, float | None] = {}
         reasons: dict[str, str] = {}
+        details: dict[str, str] = {}
         for name in names:
             metric = self[name]
             try:
@@ -145,7 +149,10 @@ class MetricRegistry:
                 raise MetricError(f"metric {name!r} returned {v!r} for case {sample.case.id!r}; "
                                   "metrics must return a number or raise NotApplicable(reason)")
             values[name] = float(v)
-        return MetricValues(values, reasons)
+            detail = getattr(v, "detail", "")
+            if detail:
+                details[name] = str(detail)
+        return MetricValues(values, reasons, details)
 
 
 # The built-in metrics, filled by .builtin when it is imported. The package pytest_mirage.metrics

@@ -11,11 +11,11 @@ import math
 
 from .base import Metric, MetricFn, NotApplicable, Sample, builtin_registry, register_builtin
 from .citations import citation_map, citation_precision, citation_recall, invalid_citations
-from .facts import faithfulness_lexical, support_facts
 from .language import english_share, language_match
 from .overlap import bleu, char3_recall, chrf, rouge_l, token_f1
 from .retrieval import file_hit_at_k, hit_at_k, mrr_at_k, precision_at_k
 from .support import faithfulness_metric, support_lexical, support_lexical_uncited
+from .verdicts import faithfulness_lexical, refusal, support_facts, support_sentences
 
 UNIT = (0.0, 1.0)
 
@@ -27,7 +27,7 @@ def _m(fn: MetricFn, source: str, *, higher_is_better: bool = True,
 
 
 _SUPPORT = _m(support_lexical, "pytest-mirage (lexical analogue of MIRAGE-Bench §4.1 support)")
-_FAITHFULNESS_LEXICAL = _m(faithfulness_lexical, "pytest-mirage (mean of support_lexical and support_facts)")
+_FAITHFULNESS_LEXICAL = _m(faithfulness_lexical, "pytest-mirage (mean of support_sentences and support_facts)")
 
 
 def truncated(s: Sample) -> float:
@@ -63,8 +63,12 @@ METRICS: list[Metric] = [
     _SUPPORT,
     _m(support_lexical_uncited, "pytest-mirage"),
     _m(support_facts, "pytest-mirage (numbers, dates, names and negations supported by the cited passages)"),
+    _m(support_sentences, "pytest-mirage (sentence verdicts: weakest and mean sentence support; docs/metrics.md)"),
     _FAITHFULNESS_LEXICAL,
     faithfulness_metric(_FAITHFULNESS_LEXICAL),
+    Metric("refusal", refusal, higher_is_better=False, description=" ".join((refusal.__doc__ or "").split()),
+           source="pytest-mirage (refusal phrases of 19 languages; computed when a rule names it)", default=False,
+           bounds=UNIT),
     # generation
     Metric("truncated", truncated, higher_is_better=False, description=" ".join((truncated.__doc__ or "").split()),
            source="pytest-mirage (the answer hit max_tokens; computed when a rule names it)", default=False,

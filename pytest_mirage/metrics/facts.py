@@ -17,8 +17,9 @@ is checked against its evidence:
   not a fact: it is an article or a pronoun far more often than a count;
 * **dates**: month names (19 languages), ``N月``/``N월`` and numeric dates; days and years are
   numbers;
-* **names**: capitalised words in Latin, Cyrillic and Greek script (a sentence's first word only
-  when it is not a common sentence opener of the language), Latin words inside text of another
+* **names**: capitalised words in Latin, Cyrillic and Greek script (a sentence's or line's first
+  word only when written as a name, ``NASA``, ``McLaren``, followed by another capitalised word, or
+  shown a name by the context: see :func:`check_sentences`), Latin words inside text of another
   script, tokens mixing Latin letters and digits (``4G``, ``A320``), katakana words in Japanese,
   and quoted names (``«...»``, ``“...”``, ``『...』``, ``《...》``, ...). A name is supported when the
   evidence contains it (a word sharing all but its last two letters counts, for inflected
@@ -26,12 +27,17 @@ is checked against its evidence:
 * **negations** (per-language word lists; substrings for scripts without spaces): a negation in
   the answer is supported when the evidence negates something around the same words (the words
   within three of it, or the character pairs within eight characters, share at least one unit);
-  a sentence that repeats the words around a negation of its evidence *without* a negation has
-  dropped it, which counts as one unsupported fact.
+  a negation whose clause is restated by a negated clause of the evidence with other words is
+  supported too (``without food`` / ``not ... with food``; the lexicon's ``equivalents`` read
+  ``使えない`` as ``利用できない``); a sentence that repeats the words around a negation of its
+  evidence, and a word next to it (what it negates), *without* a negation has dropped it, which
+  counts as one unsupported fact.
 
-``support_facts`` is the share of supported facts over the whole answer; null when the answer
-states none. ``faithfulness_lexical`` is the mean of it and ``support_lexical`` (``support_lexical``
-alone when there is no fact).
+List markers at line starts (``1.``, ``2)``, ``-``) are not read. ``support_facts`` is
+``(S / N) / (1 + U)`` over the whole answer (N facts, S supported, U unsupported): one invented
+fact among seven gives 0.43, not the share 0.86; null when the answer states none.
+``faithfulness_lexical`` is the mean of it and ``support_sentences`` (:mod:`.verdicts`;
+``support_sentences`` alone when there is no fact), null for a refusal.
 On the project's hard set (``fixtures/faithfulness``) these separate faithful answers from
 minimal-edit hallucinations that word overlap misses; see ``docs/judges.md`` for the figures.
 """
@@ -54,9 +60,7 @@ import regex  # type: ignore[import-untyped]
 from ..prompts import find_citations, strip_citations
 from ..suites.model import Passage
 from ..text.tokenize import NOSPACE_CLASS, content_units, normalize, split_sentences
-from .analysis import PER_TEXT_CACHES, of
-from .base import NotApplicable, Sample
-from .common import raw_answer
+from .analysis import PER_TEXT_CACHES
 
 LEXICON_LANGS = ("ar", "bn", "de", "en", "es", "fa", "fi", "fr", "hi", "id", "ja", "km", "ko", "ru", "sw", "te",
                  "th", "yo", "zh")
@@ -99,6 +103,14 @@ class Lexicon:
     digit_sequences: bool = False
     max_len: int = 1
     month_names: tuple[tuple[str, int], ...] = ()
+    # endings glued to a number or month word (Bengali জুনে = জুন + ে, পাঁচজন = পাঁচ + জন)
+    word_suffixes: tuple[str, ...] = ()
+    # (variant, canonical) forms read alike around negations (ja 使えない = 利用できない), longest first
+    equivalents: tuple[tuple[str, str], ...] = ()
+    # phrases that decline to answer ("cannot answer", "回答できません"), read by metrics.verdicts
+    refusals: tuple[str, ...] = ()
+    # comparison words by direction: (more/larger words, less/smaller words), read by metrics.verdicts
+    comparisons: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
 
 def lexicon_path(lang: str) -> Any:
@@ -144,7 +156,17 @@ def lexicon(lang: str) -> Lexicon:
         month_prefixes=bool(data.get("month_prefixes")), digit_sequences=bool(data.get("digit_sequences")),
         max_len=max((len(w) for w in words), default=1),
         month_names=tuple((n(w), int(v)) for w, v in data.get("months", {}).items()),
+        word_suffixes=tuple(sorted((n(w) for w in data.get("word_suffixes", [])), key=len, reverse=True)),
+        equivalents=tuple(sorted(((n(v), n(group[0])) for group in data.get("equivalents", []) for v in group[1:]),
+                                 key=lambda x: len(x[0]), reverse=True)),
+        refusals=tuple(n(w) for w in data.get("refusals", [])),
+        comparisons=_directions(data.get("comparisons", [[], []]), n),
     )
+
+
+def _directions(groups: Any, n: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    up, down = [*list(groups), [], []][:2]
+    return tuple(n(w) for w in up), tuple(n(w) for w in down)
 
 
 # ---------------------------------------------------------------- normalisation
@@ -254,6 +276,11 @@ def _lookup(word: str, lex: Lexicon) -> Entry | None:
         for name, month in lex.month_names:
             if word.startswith(name):
                 return Entry("month", float(month))
+    for sfx in lex.word_suffixes:  # Bengali জুনে, পাঁচজন: a number or month with a case or classifier ending
+        if word.endswith(sfx) and len(word) > len(sfx) + 1:
+            e = lex.words.get(word[:-len(sfx)])
+            if e is not None and e.kind in ("num", "month"):
+                return e
     return None
 
 
@@ -371,12 +398,13 @@ _WORD_SPLIT = regex.compile(r"([\p{L}\p{M}]+(?:[-'’][\p{L}\p{M}]+)*)", regex.V
 class _WordFilter:
     """For :func:`_word_tokens`: the words that may give a token, for one lexicon. A word that is
     no lexicon word, holds no hyphen, starts with no word prefix (nor, where they prefix words, a
-    month name) and, in a language with compounds, starts with no number, scale or connective
-    (its first two characters, or its first one, being none of theirs) gets None from
+    month name), ends with no word suffix and, in a language with compounds, starts with no number,
+    scale or connective (its first two characters, or its first one, being none of theirs) gets None from
     :func:`_lookup`, has no hyphen pieces and no segmentation: it gives no token."""
 
     plain: bool  # some lexicon word (or month name) has no character of a space-less script
     starts: tuple[str, ...]  # word prefixes and month-name prefixes (str.startswith(tuple): any of them)
+    ends: tuple[str, ...]  # word suffixes (str.endswith(tuple))
     compounds: bool
     first2: frozenset[str]  # the first two characters of the segments of at least two ...
     first1: frozenset[str]  # ... and the one-character segments
@@ -393,6 +421,7 @@ def _word_filter(lex: Lexicon) -> _WordFilter:
     f = _WordFilter(
         plain=any(_NOSPACE_CHAR.search(w) is None for w in (*lex.words, *(name for name, _ in lex.month_names))),
         starts=lex.word_prefixes + (tuple(name for name, _ in lex.month_names) if lex.month_prefixes else ()),
+        ends=lex.word_suffixes,
         compounds=lex.compounds,
         first2=frozenset(w[:2] for w in segments if len(w) >= 2),
         first1=frozenset(w for w in segments if len(w) == 1),
@@ -418,9 +447,9 @@ def _word_tokens(masked: str, lex: Lexicon) -> list[Tok]:
     # by C-level calls (split, then one comprehension of set and string tests)
     parts = _WORD_SPLIT.split(masked)
     words = parts[1::2]
-    keys, starts, compounds, first2, first1 = lex.words, f.starts, f.compounds, f.first2, f.first1
+    keys, starts, suffixes, compounds, first2, first1 = lex.words, f.starts, f.ends, f.compounds, f.first2, f.first1
     hits = [k for k, w in enumerate(words)
-            if w in keys or "-" in w or (starts and w.startswith(starts)) or
+            if w in keys or "-" in w or (starts and w.startswith(starts)) or (suffixes and w.endswith(suffixes)) or
             (compounds and len(w) >= 2 and (w[:2] in first2 or w[:1] in first1))]
     if hits:
         ends = list(accumulate(map(len, parts)))  # ends[i]: where parts[i] ends
@@ -563,6 +592,8 @@ class Facts:
     negations: tuple[Negation, ...] = ()
     names: tuple[str, ...] = ()  # normalised words
     quotes: tuple[str, ...] = ()  # normalised quoted text or katakana words (substring-checked)
+    # capitalised first words of a sentence or line that may be names (see _initial_name)
+    initial_names: tuple[str, ...] = ()
     # evidence side
     all_numbers: frozenset[float] = frozenset()
     all_months: frozenset[int] = frozenset()
@@ -703,19 +734,37 @@ class _PassageNegation:
     they are read (:func:`_check_sentence` reads them only for a sentence without a negation of its
     own, and only when the scope has not already decided); the same values as :class:`Negation`."""
 
-    __slots__ = ("_clause", "_end", "_lang", "_start", "_text", "scope")
+    __slots__ = ("_clause", "_end", "_heads", "_lang", "_start", "_text", "scope")
 
     def __init__(self, scope: frozenset[str], text: str, start: int, end: int, lang: str) -> None:
         self.scope = scope
         self._text, self._start, self._end, self._lang = text, start, end, lang
         self._clause: frozenset[str] | None = None
+        self._heads: frozenset[str] | None = None
 
     @property
     def clause(self) -> frozenset[str]:
         if self._clause is None:
             self._clause = _clause(self._text, self._start, self._end, self._lang)
-            self._text = ""  # (the passage text is no longer needed)
         return self._clause
+
+    @property
+    def heads(self) -> frozenset[str]:
+        """The units of the words next to the negation (the nearest word of three letters or more
+        on each side, in its clause): what it negates (``not [win]``, ``[आया] नहीं``). Empty in
+        scripts without spaces, where the scope is a character window already."""
+        if self._heads is None:
+            self._heads = _heads(self._text, self._start, self._end, self._lang)
+        return self._heads
+
+
+def _heads(text: str, start: int, end: int, lang: str) -> frozenset[str]:
+    if lexicon(lang).scan:
+        return frozenset()
+    before = [w for w in _SPACED_WORD.findall(_CLAUSE_END.split(text[max(0, start - 80):start])[-1]) if len(w) >= 3]
+    after = [w for w in _SPACED_WORD.findall(_CLAUSE_END.split(text[end:end + 80])[0]) if len(w) >= 3]
+    words = before[-1:] + after[:1]
+    return frozenset(content_units(" ".join(words), lang)) if words else frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -799,7 +848,8 @@ _KATAKANA = regex.compile(r"\p{Katakana}[\p{Katakana}ー・]+", regex.V1)
 _LETTER = regex.compile(r"\p{L}", regex.V1)
 
 
-def _names(original: str, lang: str, lex: Lexicon) -> tuple[list[str], list[str]]:
+def _names(original: str, lang: str, lex: Lexicon,
+           initial: list[str] | None = None) -> tuple[list[str], list[str]]:
     """(name words, substring-checked names: quotes and katakana words) of one sentence."""
     nfkc = unicodedata.normalize("NFKC", original)
     quotes: list[str] = []
@@ -821,7 +871,10 @@ def _names(original: str, lang: str, lex: Lexicon) -> tuple[list[str], list[str]
             low = normalize(word, lang)
             if len(low) < 2 or low in lex.words or low in lex.negations:
                 continue
-            if not _LETTER.search(text, 0, m.start()) and (low in lex.sentence_starters or lang not in _CASED_LANGS):
+            if not _LETTER.search(text, text.rfind("\n", 0, m.start()) + 1, m.start()) and \
+                    (low in lex.sentence_starters or lang not in _CASED_LANGS or not _initial_name(word, text, m.end())):
+                if initial is not None and lang in _CASED_LANGS and low not in lex.sentence_starters:
+                    initial.append(low)
                 continue
             names.append(low)
     if lang not in _CASED_LANGS:
@@ -833,6 +886,31 @@ def _names(original: str, lang: str, lex: Lexicon) -> tuple[list[str], list[str]
     if lang == "ja":
         quotes.extend(_collapse(norm(m.group(), lang)) for m in _KATAKANA.finditer(text))
     return list(dict.fromkeys(names)), list(dict.fromkeys(quotes))
+
+
+_NEXT_CAPITALISED = regex.compile(r"[ \t\u00a0]+[[\p{Lu}\p{Lt}]&&[\p{Latin}\p{Cyrillic}\p{Greek}]]", regex.V1)
+
+
+def _initial_name(word: str, text: str, end: int) -> bool:
+    """Whether the capitalised first word of a sentence (or line) is read as a name: a capital is
+    what every first word has, so only when the word is written as a name only can be (all capitals,
+    ``NASA``; a capital inside it, ``McLaren``) or the next word is capitalised too (``New York``,
+    ``Nelson Mandela``). ``Unable``, ``Based``, ``Helping``, ``Saa``, ``Ukilinganisha`` are not."""
+    if (len(word) >= 2 and word.isupper()) or any(ch.isupper() for ch in word[1:]):
+        return True
+    return _NEXT_CAPITALISED.match(text, end) is not None
+
+
+# A list marker at the start of a line: "1.", "2)", "(3)", "a)", "-", "*", "•" (never "1.5", nor a
+# four-digit year): it numbers the list, it states no number.
+_LIST_MARKER = re.compile(r"(?m)^[ \t]*(?:[(\[]?\d{1,3}[.)\]．）](?![\d.,])|[(]?[A-Za-z][.)](?=[ \t])|[-*•·–—▪◦‣])[ \t]*")
+
+
+def strip_list_markers(text: str) -> str:
+    """``text`` without the list markers that start its lines (replaced by nothing)."""
+    if not any(ch in text for ch in "-*•·–—▪◦‣.)．）"):
+        return text
+    return _LIST_MARKER.sub("", text)
 
 
 def _collapse(text: str) -> str:
@@ -893,11 +971,15 @@ def _facts(text: str, lang: str, evidence: bool) -> Facts:
     lex = lexicon(lang)
     t = norm(text, lang)
     numbers, values, months, all_months = _numbers(t, lex, text)
-    names, quotes = _names(text, lang, lex)
+    initial: list[str] = []
+    names, quotes = _names(text, lang, lex, initial)
     # an answer sentence's own negations are read by their scope only (the clause is read of evidence)
-    negations = _negations(t, lex) if evidence else [Negation(site[0]) for site in _negation_sites(t, lex)]
+    # negations are read on the text with equivalent forms made one (ja 使えない and 利用できない)
+    c = _canonical(t, lex)
+    negations = _negations(c, lex)
     f = Facts(numbers=tuple(numbers), months=tuple(months), negations=tuple(negations),
-              names=tuple(names), quotes=tuple(quotes), units=frozenset(content_units(t, lang)))
+              names=tuple(names), quotes=tuple(quotes), units=frozenset(content_units(c, lang)),
+              initial_names=tuple(dict.fromkeys(n for n in initial if n not in names)))
     if not evidence:
         return f
     return replace(f, all_numbers=frozenset(values), all_months=frozenset(all_months), words=_evidence_words(t),
@@ -932,8 +1014,19 @@ def _evidence_numbers(text: str, lang: str) -> tuple[frozenset[float], frozenset
 
 @lru_cache(maxsize=4096)
 def _evidence_negations(text: str, lang: str) -> tuple[_PassageNegation, ...]:
+    lex = lexicon(lang)
     return tuple(_PassageNegation(scope, t, start, end, lang)
-                 for scope, t, start, end in _negation_sites(_evidence_norm(text, lang), lexicon(lang)))
+                 for scope, t, start, end in _negation_sites(_canonical(_evidence_norm(text, lang), lex), lex))
+
+
+def _canonical(t: str, lex: Lexicon) -> str:
+    """``t`` with every variant of the lexicon's ``equivalents`` replaced by its group's first form
+    (ja 使え -> 利用でき: 使えない and 利用できない are one negation, 使える and 利用できる one
+    affirmation), longest variant first."""
+    for variant, canonical in lex.equivalents:
+        if variant in t:
+            t = t.replace(variant, canonical)
+    return t
 
 
 def _evidence_text(text: str, lang: str) -> tuple[frozenset[str], str]:
@@ -1105,12 +1198,35 @@ def _sentence_texts(answer: str, lang: str) -> list[str]:
 
 def check_facts(answer: str, passages: Sequence[Passage], lang: str) -> list[FactCheck]:
     """Every fact of ``answer`` (raw, with citation markers) checked against its evidence."""
+    return [c for sentence in check_sentences(answer, passages, lang) for c in sentence.checks]
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceFacts:
+    """One answer sentence (as :func:`check_facts` splits the answer) and its fact checks."""
+
+    raw: str  # with its citation markers
+    text: str  # without markers and list markers
+    cited: tuple[str, ...]
+    invalid: tuple[str, ...]
+    checks: tuple[FactCheck, ...]
+
+
+def check_sentences(answer: str, passages: Sequence[Passage], lang: str) -> list[SentenceFacts]:
+    """:func:`check_facts` sentence by sentence (sentences without a letter or digit left out).
+
+    The capitalised first word of a sentence is a name when it is written as one (see
+    :func:`_initial_name`); otherwise it is checked as a name only when the context shows it is one:
+    some passage writes it capitalised inside a sentence, or it is in another passage than the ones
+    the sentence cites (a name taken from the wrong passage). ``Unable``, ``Based``, ``Helping``
+    are in no passage: not names."""
     ids = [p.id for p in passages]
     by_id = {p.id: p for p in passages}
     everything: Evidence | None = None
-    out: list[FactCheck] = []
+    caps: frozenset[str] | None = None
+    out: list[SentenceFacts] = []
     for sentence in _sentence_texts(answer, lang):
-        text = strip_citations(sentence).strip()
+        text = strip_list_markers(strip_citations(sentence).strip())
         if not any(ch.isalnum() for ch in text):
             continue
         cited, invalid = find_citations(sentence, ids)
@@ -1122,8 +1238,47 @@ def check_facts(answer: str, passages: Sequence[Passage], lang: str) -> list[Fac
             if everything is None:
                 everything = Evidence.of_passages(passages, lang)
             ev = everything
-        out.extend(_check_sentence(_sentence_facts(text, lang), ev))
+        f = _sentence_facts(text, lang)
+        checks = _check_sentence(f, ev)
+        if f.initial_names:
+            if everything is None:
+                everything = Evidence.of_passages(passages, lang)
+            if caps is None:
+                caps = frozenset().union(*(_inner_capitalised(_passage_text(p), lang) for p in passages))
+            checks += _initial_checks(f.initial_names, ev, everything, caps)
+        out.append(SentenceFacts(sentence, text, tuple(cited), tuple(invalid), tuple(checks)))
     return out
+
+
+def _passage_text(p: Passage) -> str:
+    return f"{p.title}\n{p.text}" if p.title else p.text
+
+
+def _initial_checks(names: Sequence[str], ev: Evidence, everything: Evidence, caps: frozenset[str]) -> list[FactCheck]:
+    out: list[FactCheck] = []
+    for n in names:
+        if _name_held(n, ev) or _name_supported(n, ev):
+            if n in caps:
+                out.append(FactCheck("name", n, True))
+        elif n in caps or (ev is not everything and (_name_held(n, everything) or _name_supported(n, everything))):
+            out.append(FactCheck("name", n, False))
+    return out
+
+
+_INNER_CAPITALISED = regex.compile(r"(?<=[\p{L}\p{M}\p{N},;)»”\"'’][ \t\u00a0]+)[[\p{Lu}\p{Lt}]&&[\p{Latin}\p{Cyrillic}"
+                                   r"\p{Greek}]][\p{L}\p{M}]*", regex.V1)
+
+
+@lru_cache(maxsize=4096)
+def _inner_capitalised(text: str, lang: str) -> frozenset[str]:
+    """The capitalised words of ``text`` that follow a word or a comma on the same line (inside a
+    sentence: written capitalised because they are names), normalised."""
+    if not any(ch.isupper() for ch in text):
+        return frozenset()
+    return frozenset(normalize(m.group(), lang) for m in _INNER_CAPITALISED.finditer(text))
+
+
+PER_TEXT_CACHES.append(_inner_capitalised)
 
 
 def _check_sentence(f: Facts, ev: Evidence) -> list[FactCheck]:
@@ -1139,58 +1294,46 @@ def _check_sentence(f: Facts, ev: Evidence) -> list[FactCheck]:
             for q in f.quotes]
     for neg in f.negations:
         # (any and bool read the negations in order and stop at the first that decides)
-        ok = any(_overlap(neg.scope, e.scope) >= 1 for e in ev.negation_parts()) if neg.scope else \
-            any(True for _ in ev.negation_parts())
+        ok = any(_overlap(neg.scope, e.scope) >= 1 or _restated(neg.clause, e.clause) for e in ev.negation_parts()) \
+            if neg.scope else any(True for _ in ev.negation_parts())
         out.append(FactCheck("negation", " ".join(sorted(neg.scope)), ok))
     if not f.negations and f.units:
+        scan = lexicon(ev.lang).scan
         for e in ev.negation_parts():  # the passages after the first dropped negation are not read
             # the scope first: it is at hand, the clause is computed when read (either one will do)
-            if _repeated(e.scope, f.units) or _repeated(e.clause, f.units):
+            if (_repeated(e.scope, f.units) or _restates(f.units, e.clause, scan)) and _negated_word_repeated(e, f.units):
                 out.append(FactCheck("dropped_negation", " ".join(sorted(e.scope)), False))
                 break
     return out
 
 
+def _negated_word_repeated(e: Any, units: frozenset[str]) -> bool:
+    """The sentence repeats a word next to the passage's negation (what it negates): a sentence that
+    only shares the words around it ("the walls", "the name") says something else."""
+    heads: frozenset[str] = getattr(e, "heads", frozenset())
+    return not heads or _overlap(heads, units) >= 1
+
+
+def _restated(clause: frozenset[str], other: frozenset[str]) -> bool:
+    """A negated clause of the answer stated by a negated clause of the evidence with other words
+    around the negation (利用できない / 使えない; "without food" / "not ... with food"): at least
+    two of its units, and at least half, found in ``other``."""
+    return len(clause) >= 2 and _overlap(clause, other) >= max(2, math.ceil(0.5 * len(clause)))
+
+
+def _restates(units: frozenset[str], clause: frozenset[str], scan: bool = False) -> bool:
+    """A sentence without a negation restates a negated clause of its evidence: at least half that
+    clause's units (two or more) are the sentence's and, in a language written with spaces, at least
+    60% of the sentence's own units are the clause's (a long sentence that shares a few words with a
+    negated clause is about something else). In scripts without spaces (``scan``: units are
+    character pairs, the sentence's are many) the first test alone."""
+    if len(clause) < 2 or len(units) < 2:
+        return False
+    if _overlap(clause, units) < math.ceil(0.5 * len(clause)):
+        return False
+    return scan or _overlap(units, clause) >= math.ceil(0.6 * len(units))
+
+
 def _repeated(u: frozenset[str], units: frozenset[str]) -> bool:
     """At least half the units of ``u`` (two or more) found in ``units``."""
     return len(u) >= 2 and _overlap(u, units) >= math.ceil(0.5 * len(u))
-
-
-# ---------------------------------------------------------------- metrics
-
-
-def _fact_checks(s: Sample) -> list[FactCheck]:
-    """:func:`check_facts` of the sample's answer, computed once per metric pass (support_facts,
-    faithfulness_lexical and faithfulness all read it)."""
-    extra = of(s).extra
-    checks = extra.get("fact_checks")
-    if checks is None:
-        checks = extra["fact_checks"] = check_facts(raw_answer(s), s.context, s.case.lang)
-    return checks
-
-
-def support_facts(s: Sample) -> float:
-    """Share of the answer's numbers, dates, names and negations that the passages its sentences
-    cite support (all passages for a sentence without citations); null when it states none."""
-    if not s.context:
-        raise NotApplicable("the generator saw no passages to support the answer")
-    checks = _fact_checks(s)
-    if not checks:
-        raise NotApplicable("the answer states no number, date, name or negation to check")
-    return sum(c.supported for c in checks) / len(checks)
-
-
-def faithfulness_lexical(s: Sample) -> float:
-    """The offline faithfulness signal: the mean of ``support_lexical`` (word coverage of the
-    answer's sentences by their cited passages) and ``support_facts`` (share of its numbers,
-    dates, names and negations that those passages support); ``support_lexical`` alone when the
-    answer states no such fact. A copied answer with one changed fact keeps nearly all its word
-    coverage but loses a fact, and ranks below the faithful copy."""
-    from .support import support_lexical
-
-    lexical = support_lexical(s)
-    try:
-        facts = support_facts(s)
-    except NotApplicable:
-        return lexical
-    return (lexical + facts) / 2

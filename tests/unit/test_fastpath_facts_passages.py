@@ -35,11 +35,17 @@ def ref_check_sentence(f: Facts, ev: Evidence) -> list[FactCheck]:
     out += [FactCheck("name", n, ref_name_supported(n, ev)) for n in f.names]
     out += [FactCheck("quote", q, q in ev.text) for q in f.quotes]
     for neg in f.negations:
-        ok = any(facts._overlap(neg.scope, e.scope) >= 1 for e in ev.negations) if neg.scope else bool(ev.negations)
+        ok = any(facts._overlap(neg.scope, e.scope) >= 1 or
+                 (len(neg.clause) >= 2 and facts._overlap(neg.clause, e.clause) >= max(2, math.ceil(0.5 * len(neg.clause))))
+                 for e in ev.negations) if neg.scope else bool(ev.negations)
         out.append(FactCheck("negation", " ".join(sorted(neg.scope)), ok))
     if not f.negations and f.units:
         for e in ev.negations:
-            if any(len(u) >= 2 and facts._overlap(u, f.units) >= math.ceil(0.5 * len(u)) for u in (e.scope, e.clause)):
+            scope_repeated = len(e.scope) >= 2 and facts._overlap(e.scope, f.units) >= math.ceil(0.5 * len(e.scope))
+            clause_restated = len(e.clause) >= 2 and len(f.units) >= 2 and \
+                facts._overlap(e.clause, f.units) >= math.ceil(0.5 * len(e.clause)) and \
+                (facts.lexicon(ev.lang).scan or facts._overlap(f.units, e.clause) >= math.ceil(0.6 * len(f.units)))
+            if (scope_repeated or clause_restated) and (not e.heads or facts._overlap(e.heads, f.units) >= 1):
                 out.append(FactCheck("dropped_negation", " ".join(sorted(e.scope)), False))
                 break
     return out

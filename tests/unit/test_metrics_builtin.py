@@ -36,7 +36,7 @@ def test_directions_and_registry_names() -> None:
     names = [m.name for m in METRICS]
     assert len(names) == len(set(names))
     lower = {m.name for m in METRICS if not m.higher_is_better}
-    assert lower == {"invalid_citations", "english_share", "truncated"}
+    assert lower == {"invalid_citations", "english_share", "truncated", "refusal"}
     for m in METRICS:
         assert m.description and m.source, m.name
         assert m.name in REG
@@ -135,11 +135,12 @@ def test_support_lexical_per_sentence() -> None:
     assert [x.cited for x in sents] == [("a#0",), ("a#0",), (), ()]
     assert sents[3].invalid == ("zz#1",)
     s = sample(text, cited=("a#0",), invalid=("zz#1",))
-    v = values(s, "support_lexical", "support_lexical_uncited", "support_facts", "faithfulness_lexical", "faithfulness")
+    v = values(s, "support_lexical", "support_lexical_uncited", "support_facts", "support_sentences",
+               "faithfulness_lexical", "faithfulness")
     assert v["support_lexical"] == pytest.approx((1 + 4 / 6 + 1 + 0) / 4)
     assert v["support_lexical_uncited"] == 1.0
-    # the offline faithfulness: the mean of word coverage and the share of supported facts (names here)
-    assert v["faithfulness_lexical"] == pytest.approx((v["support_lexical"] + v["support_facts"]) / 2)
+    # the offline faithfulness: the mean of the sentence verdicts' score and of the facts' score
+    assert v["faithfulness_lexical"] == pytest.approx((v["support_sentences"] + v["support_facts"]) / 2)
     assert v["faithfulness"] == v["faithfulness_lexical"]
 
 

@@ -114,7 +114,7 @@ def test_every_metric_separates_correct_from_wrong(lang: Lang) -> None:
         if name == "english_share" and lang.code == "en":
             assert g.values[name] is None
             continue
-        if name == "truncated":  # a generation flag (the answer hit max_tokens), not a quality measure
+        if name in ("truncated", "refusal"):  # generation flags (max_tokens hit; a refusal), not quality measures
             assert g.values[name] == b.values[name] == 0.0
             continue
         if name == "support_facts" and g.values[name] is None:  # null when the answer states no fact

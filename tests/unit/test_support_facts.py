@@ -15,14 +15,13 @@ from pytest_mirage.metrics.facts import (
     LEXICON_LANGS,
     check_facts,
     facts_of,
-    faithfulness_lexical,
     lexicon,
     lexicon_path,
     norm,
     number_values,
-    support_facts,
 )
 from pytest_mirage.metrics.support import support_lexical
+from pytest_mirage.metrics.verdicts import faithfulness_lexical, support_facts
 from pytest_mirage.models.base import Answer
 from pytest_mirage.suites.model import Case, Passage
 
@@ -217,7 +216,8 @@ def test_a_sentence_is_checked_against_the_passages_it_cites() -> None:
 
 def test_share_of_supported_facts_and_nulls() -> None:
     p = (Passage("p1", "In 1998, 40 people founded the club in Lisbon."),)
-    assert support_facts(sample("In 1998, 40 people founded it in Porto [p1].", p)) == pytest.approx(2 / 3)
+    # (S / N) / (1 + U): two of three supported, one unsupported (was the share 2/3, which dilutes it)
+    assert support_facts(sample("In 1998, 40 people founded it in Porto [p1].", p)) == pytest.approx(2 / 3 / 2)
     with pytest.raises(NotApplicable, match="states no number"):
         support_facts(sample("they founded a club.", p))
     with pytest.raises(NotApplicable, match="no passages"):
@@ -225,11 +225,13 @@ def test_share_of_supported_facts_and_nulls() -> None:
 
 
 def test_faithfulness_lexical_is_the_mean_of_the_two_signals() -> None:
+    from pytest_mirage.metrics.verdicts import support_sentences
+
     p = (Passage("p1", "The deck of the Millau Viaduct is 2,460 metres long."),)
     s = sample("The deck of the Millau Viaduct is 2,640 metres long [p1].", p)
-    assert faithfulness_lexical(s) == pytest.approx((support_lexical(s) + support_facts(s)) / 2)
-    plain = sample("the deck is long [p1].", p)  # states no fact: lexical support alone
-    assert faithfulness_lexical(plain) == support_lexical(plain)
+    assert faithfulness_lexical(s) == pytest.approx((support_sentences(s) + support_facts(s)) / 2)
+    plain = sample("the deck is long [p1].", p)  # states no fact: the sentence verdicts alone
+    assert faithfulness_lexical(plain) == support_sentences(plain) == support_lexical(plain)
 
 
 # ---------------------------------------------------------------- lexicon files

