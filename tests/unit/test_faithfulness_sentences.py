@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from pytest_mirage.aggregate.expr import parse_rule
 from pytest_mirage.judges.base import JudgeItem
 from pytest_mirage.judges.embed import EmbeddingJudge, Encoder, sentence_alignments, unaligned
 from pytest_mirage.metrics.base import Sample, builtin_registry
@@ -22,7 +23,6 @@ from pytest_mirage.metrics.verdicts import (
     support_sentences,
 )
 from pytest_mirage.models.base import Answer
-from pytest_mirage.rules import parse_rule
 from pytest_mirage.suites.model import Case, Passage
 
 P1 = Passage("p1", "San Diego lies in southern California. It has a mild climate with about 263 sunny days a year. "
@@ -109,8 +109,8 @@ def test_faithfulness_resolves_to_the_sentence_verdicts_with_details() -> None:
 def test_a_failed_threshold_quotes_the_unsupported_sentence() -> None:
     from types import SimpleNamespace
 
+    from pytest_mirage.evaluate.case import evaluate
     from pytest_mirage.models.base import ModelRequest
-    from pytest_mirage.run.evaluate import evaluate
 
     s = sample("San Diego lies in southern California [p1]. Its average annual temperature is 61°F [p1].")
     suite: Any = SimpleNamespace(settings={"k": 3}, corpus=None, name="t")
@@ -159,7 +159,7 @@ def test_a_refusal_is_its_own_metric_and_no_faithfulness_pass(lang: str) -> None
     assert mv.values["refusal"] == 1.0
     assert mv.values["faithfulness"] is None and mv.reasons["faithfulness"].startswith("refusal:")
     # a threshold on faithfulness fails with the reason, it does not pass on a refusal
-    from pytest_mirage.rules import check_thresholds
+    from pytest_mirage.aggregate.thresholds import check_thresholds
 
     failures, checks = check_thresholds(mv.values, [parse_rule("faithfulness >= 0.5", gate=False, source="t")], lang, mv.reasons)
     assert checks["faithfulness"] is False and "refusal" in failures[0]
