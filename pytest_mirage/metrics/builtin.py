@@ -8,7 +8,9 @@ Definitions, sources and edge cases: ``docs/metrics.md``. Every metric is a pure
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
+from ..judges.offline import faithfulness_judge, model_source
 from .base import Metric, MetricFn, NotApplicable, Sample, builtin_registry, register_builtin
 from .citations import citation_map, citation_precision, citation_recall, invalid_citations
 from .facts import faithfulness_lexical, support_facts
@@ -28,6 +30,10 @@ def _m(fn: MetricFn, source: str, *, higher_is_better: bool = True,
 
 _SUPPORT = _m(support_lexical, "pytest-mirage (lexical analogue of MIRAGE-Bench §4.1 support)")
 _FAITHFULNESS_LEXICAL = _m(faithfulness_lexical, "pytest-mirage (mean of support_lexical and support_facts)")
+# the trained offline judge (judges/offline.py); computed when selected or named in a rule
+_FAITHFULNESS_JUDGE = replace(_m(faithfulness_judge, model_source()), default=False)
+# the offline signal plain `faithfulness` resolves to (issue 20 wants _FAITHFULNESS_JUDGE here)
+_FAITHFULNESS_DEFAULT = _FAITHFULNESS_LEXICAL
 
 
 def truncated(s: Sample) -> float:
@@ -64,7 +70,8 @@ METRICS: list[Metric] = [
     _m(support_lexical_uncited, "pytest-mirage"),
     _m(support_facts, "pytest-mirage (numbers, dates, names and negations supported by the cited passages)"),
     _FAITHFULNESS_LEXICAL,
-    faithfulness_metric(_FAITHFULNESS_LEXICAL),
+    _FAITHFULNESS_JUDGE,
+    faithfulness_metric(_FAITHFULNESS_DEFAULT),
     # generation
     Metric("truncated", truncated, higher_is_better=False, description=" ".join((truncated.__doc__ or "").split()),
            source="pytest-mirage (the answer hit max_tokens; computed when a rule names it)", default=False,
