@@ -190,8 +190,8 @@ def _unlisted(answer: str) -> str:
 class ClaimSentence:
     """One sentence of an answer as the judge reads it: its claim text (without citation markers,
     list marker and ``label:`` prefix), content units, evidence passages and whether it makes a
-    claim (a header line ending in a colon, or a sentence of fewer than three content units, such
-    as "Yes." or "In short:", does not)."""
+    claim: a header line ending in a colon does not, nor does a sentence of fewer than three content
+    units such as "Yes." or "No, it cannot." unless it is the value of a ``label: value`` line."""
 
     text: str
     units: frozenset[str]
@@ -210,13 +210,14 @@ def claim_sentences(answer: str, passages: Sequence[Passage], lang: str) -> list
         text = strip_citations(sentence).strip()
         header = text.rstrip().endswith(tuple(_COLON))
         kv = _KEY_VALUE.match(text)
-        if kv and len(tokenize(kv.group(1), lang)) <= (8 if lang in NO_SPACE_LANGS else 3):
+        labelled = bool(kv and len(tokenize(kv.group(1), lang)) <= (8 if lang in NO_SPACE_LANGS else 3))
+        if kv and labelled:
             text = kv.group(2)  # "Height: 2,962 m": the label restates the question
         units = frozenset(content_units(text, lang))
         if not units:
             continue
         evidence = tuple(by_id[c] for c in cited) if cited else () if invalid else tuple(passages)
-        out.append(ClaimSentence(text, units, evidence, bool(cited), len(units) >= 3 and not header))
+        out.append(ClaimSentence(text, units, evidence, bool(cited), not header and (labelled or len(units) >= 3)))
     return out
 
 
@@ -452,11 +453,10 @@ def feature_matrix(examples: Sequence[Any]) -> list[list[float]]:
 
 
 def fit(rows: Sequence[Sequence[float]], labels: Sequence[int], seed: int, *, c: float = 0.1) -> dict[str, Any]:
-    """Standardise, fit an L2 logistic regression and a Platt sigmoid on 5-fold out-of-fold
-    decision values (scikit-learn's ``CalibratedClassifierCV(method='sigmoid', ensemble=False)``
-    done by hand so that the parts can be written out)."""
+    """Standardise, fit an L2 logistic regression, and calibrate it with Platt scaling fitted on
+    5-fold out-of-fold decision values (what scikit-learn's ``CalibratedClassifierCV(method=
+    'sigmoid', ensemble=False)`` does, written out so that every part goes to the JSON file)."""
     import numpy as np
-    from sklearn.calibration import _SigmoidCalibration  # type: ignore[import-untyped]
     from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
     from sklearn.model_selection import StratifiedKFold  # type: ignore[import-untyped]
 
@@ -468,18 +468,18 @@ def fit(rows: Sequence[Sequence[float]], labels: Sequence[int], seed: int, *, c:
     z = (x - mean) / scale
 
     def model() -> Any:
-        return LogisticRegression(C=c, max_iter=5000, tol=1e-10)
+        return LogisticRegression(C=c, max_iter=10_000, tol=1e-10)
 
     oof = np.zeros(len(y))
     for train_idx, test_idx in StratifiedKFold(5, shuffle=True, random_state=seed).split(z, y):
-        m = model().fit(z[train_idx], y[train_idx])
-        oof[test_idx] = m.decision_function(z[test_idx])
-    sig = _SigmoidCalibration().fit(oof, y)
+        oof[test_idx] = model().fit(z[train_idx], y[train_idx]).decision_function(z[test_idx])
+    platt = LogisticRegression(C=1e6, max_iter=10_000, tol=1e-10).fit(oof.reshape(-1, 1), y)
     final = model().fit(z, y)
+    # P(faithful) = 1 / (1 + exp(a f + b)) with f the decision value: a = -w, b = -c of the 1-D fit
     return {"logistic": {"mean": [float(v) for v in mean], "scale": [float(v) for v in scale],
                          "coef": [float(v) for v in final.coef_[0]], "intercept": float(final.intercept_[0]),
                          "C": c},
-            "calibration": {"method": "platt", "a": float(sig.a_), "b": float(sig.b_)}}
+            "calibration": {"method": "platt", "a": -float(platt.coef_[0][0]), "b": -float(platt.intercept_[0])}}
 
 
 # The documented default threshold (flag an answer below it): chosen on fixtures/faithfulness/dev as

@@ -12,7 +12,8 @@ import pytest
 
 from pytest_mirage.judges import perturb
 from pytest_mirage.judges.offline import suite_triples
-from pytest_mirage.judges.perturb import LANGS, NEGATIVE_KINDS, Example, generate, perturb as edit, positive
+from pytest_mirage.judges.perturb import LANGS, NEGATIVE_KINDS, Example, generate, positive
+from pytest_mirage.judges.perturb import perturb as edit
 from pytest_mirage.suites.model import Passage
 
 ROOT = Path(__file__).resolve().parents[2]
