@@ -1,4 +1,4 @@
-"""Train the offline faithfulness judge (``pytest_mirage/judges/offline_faithfulness.json``).
+"""Train the offline faithfulness judge (``pytest_mirage/metrics/offline_faithfulness.json``).
 
     python benchmarks/train_faithfulness.py --seed 0            # rewrite the shipped model
     python benchmarks/train_faithfulness.py --seed 0 --check    # retrain and compare, write nothing
@@ -22,12 +22,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pytest_mirage.judges import offline  # noqa: E402
+from pytest_mirage.metrics.offline_judge import MODEL_FILE  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", type=Path, default=ROOT / "pytest_mirage" / "judges" / offline.MODEL_FILE)
+    ap.add_argument("--out", type=Path, default=ROOT / "pytest_mirage" / "metrics" / MODEL_FILE)
     ap.add_argument("--check", action="store_true", help="retrain and compare with --out; write nothing")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()

