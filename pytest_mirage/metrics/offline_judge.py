@@ -275,10 +275,12 @@ def claim_sentences(answer: str, passages: Sequence[Passage], lang: str) -> list
 
 @lru_cache(maxsize=4096)
 def _passage_units(text: str, lang: str) -> frozenset[str]:
-    return frozenset(content_units(text, lang))
+    # the union of its sentences' units (a unit never spans a sentence end); one pass over the text
+    return frozenset().union(*_passage_sentence_units(text, lang))
 
 
-def features(answer: str, passages: Sequence[Passage], lang: str, question: str = "") -> dict[str, float]:
+def features(answer: str, passages: Sequence[Passage], lang: str, question: str = "",
+             checks: Sequence[Any] | None = None) -> dict[str, float]:
     """The :data:`FEATURES` of ``answer`` (raw, with citation markers) against ``passages``.
 
     Coverage-type features are computed over the claim sentences (:func:`claim_sentences`; all
@@ -289,7 +291,8 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
 
     every = claim_sentences(answer, passages, lang)
     sents = [s for s in every if s.claim] or every
-    checks = check_facts(_unlisted(answer), passages, lang)
+    if checks is None:  # (the metric passes the checks support_facts already made of the same text)
+        checks = check_facts(_unlisted(answer), passages, lang)
     n = _order_n(lang)
     lex: list[float] = []
     qlex: list[float] = []
@@ -358,6 +361,15 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
         "sentences_log": math.log1p(len(every)),
         "units_log": math.log1p(units_total),
     }
+
+
+def _register_caches() -> None:
+    from .analysis import PER_TEXT_CACHES
+
+    PER_TEXT_CACHES.extend((_passage_sentence_units, _passage_grams, _passage_norm, _passage_units))
+
+
+_register_caches()
 
 
 # ---------------------------------------------------------------- the model
@@ -437,7 +449,10 @@ def faithfulness_judge(s: Any) -> float:
     raw = of(s).raw
     if not content_units(strip_citations(raw), s.case.lang):
         raise NotApplicable("the answer has no words to check")
-    return score(raw, s.context, s.case.lang, s.case.question)
+    # the fact checks support_facts already made of the same text in this metric pass, if any (a
+    # missing memo only costs the check again)
+    checks = of(s).extra.get("fact_checks") if _unlisted(raw) == raw else None
+    return load_model().predict(features(raw, s.context, s.case.lang, s.case.question, checks))
 
 
 def model_source() -> str:
