@@ -8,10 +8,12 @@ Definitions, sources and edge cases: ``docs/metrics.md``. Every metric is a pure
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from .base import Metric, MetricFn, NotApplicable, Sample, builtin_registry, register_builtin
 from .citations import citation_map, citation_precision, citation_recall, invalid_citations
 from .language import english_share, language_match
+from .offline_judge import faithfulness_judge, model_source
 from .overlap import bleu, char3_recall, chrf, rouge_l, token_f1
 from .retrieval import file_hit_at_k, hit_at_k, mrr_at_k, precision_at_k
 from .support import faithfulness_metric, support_lexical, support_lexical_uncited
@@ -28,6 +30,10 @@ def _m(fn: MetricFn, source: str, *, higher_is_better: bool = True,
 
 _SUPPORT = _m(support_lexical, "pytest-mirage (lexical analogue of MIRAGE-Bench §4.1 support)")
 _FAITHFULNESS_LEXICAL = _m(faithfulness_lexical, "pytest-mirage (mean of support_sentences and support_facts)")
+# the trained offline judge (metrics/offline_judge.py); computed when selected or named in a rule
+_FAITHFULNESS_JUDGE = replace(_m(faithfulness_judge, model_source()), default=False)
+# the offline signal plain `faithfulness` resolves to (issue 20 wants _FAITHFULNESS_JUDGE here)
+_FAITHFULNESS_DEFAULT = _FAITHFULNESS_LEXICAL
 
 
 def truncated(s: Sample) -> float:
@@ -65,7 +71,8 @@ METRICS: list[Metric] = [
     _m(support_facts, "pytest-mirage (numbers, dates, names and negations supported by the cited passages)"),
     _m(support_sentences, "pytest-mirage (sentence verdicts: weakest and mean sentence support; docs/metrics.md)"),
     _FAITHFULNESS_LEXICAL,
-    faithfulness_metric(_FAITHFULNESS_LEXICAL),
+    _FAITHFULNESS_JUDGE,
+    faithfulness_metric(_FAITHFULNESS_DEFAULT),
     Metric("refusal", refusal, higher_is_better=False, description=" ".join((refusal.__doc__ or "").split()),
            source="pytest-mirage (refusal phrases of 19 languages; computed when a rule names it)", default=False,
            bounds=UNIT),
