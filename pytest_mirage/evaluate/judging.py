@@ -29,7 +29,7 @@ from ..engine import run_requests
 from ..errors import ConfigError, ModelError, for_judge_model
 from ..judges.base import Judge, JudgeHealth, JudgeItem, JudgeScore, Reply, TokenLogprob
 from ..judges.spec import METRICS as JUDGE_METRICS
-from ..judges.spec import JudgeSpec, create_judge, resolve_faithfulness
+from ..judges.spec import OFFLINE_FAITHFULNESS, JudgeSpec, create_judge, resolve_faithfulness
 from ..metrics.base import Metric, MetricRegistry, NotApplicable, Sample
 from ..models.base import Answer, EngineRequest, ModelRequest, PromptRequest, ResponseFormat
 from ..suites.model import Passage, Suite
@@ -227,7 +227,7 @@ class Judging:
         out: dict[str, Judged] = {}
         for item in items:
             v, r = values[item.key], reasons[item.key]
-            if sj.faithfulness != "faithfulness_lexical":
+            if sj.faithfulness != OFFLINE_FAITHFULNESS:
                 v["faithfulness"] = v.get(sj.faithfulness)
                 if v["faithfulness"] is None:
                     r["faithfulness"] = f"{sj.faithfulness}: {r.get(sj.faithfulness, 'no value')}"
@@ -266,7 +266,7 @@ class Judging:
 
     def faithfulness(self, suite: Suite) -> str:
         """What ``faithfulness`` stands for in ``suite`` (claim-level LLM > NLI > lexical)."""
-        available = {m for s in self.ctx.judge_specs(suite) for m in s.metrics} | {"faithfulness_lexical"}
+        available = {m for s in self.ctx.judge_specs(suite) for m in s.metrics} | {OFFLINE_FAITHFULNESS}
         return resolve_faithfulness(available)
 
     def health_json(self) -> dict[str, dict[str, Any]]:

@@ -175,7 +175,8 @@ MIRAGE_JUDGE_FEATURES: tuple[str, ...] = ("support_nli", "support_nli_neutral", 
                                           "answer_overlap_llm", "fluency_llm")
 
 # Faithfulness resolves to the strongest configured signal, best first.
-FAITHFULNESS_ORDER: tuple[str, ...] = ("support_llm", "support_nli", "faithfulness_lexical")
+OFFLINE_FAITHFULNESS = "faithfulness_judge"  # the trained offline judge (metrics/offline_judge.py)
+FAITHFULNESS_ORDER: tuple[str, ...] = ("support_llm", "support_nli", OFFLINE_FAITHFULNESS)
 
 # ---------------------------------------------------------------- options
 

@@ -440,12 +440,23 @@ def score(answer: str, passages: Sequence[Passage], lang: str, question: str = "
 def faithfulness_judge(s: Any) -> float:
     """Probability that the answer is faithful to its context by the offline judge (a calibrated
     logistic regression over sentence-level lexical, alignment and fact-check signals, trained on
-    synthetic ARES-style edits in 19 languages; model file and hash in ``metric_info``)."""
-    from .analysis import of
+    synthetic ARES-style edits in 19 languages; model file and hash in ``metric_info``). Null for a
+    refusal (gate on ``refusal``); a failure quotes the unsupported sentences (sentence verdicts)."""
     from .base import NotApplicable
+    from .verdicts import Explained, answer_is_refusal, details, refusal_reason, verdicts_of
 
     if not s.context:
         raise NotApplicable("the generator saw no passages to support the answer")
+    verdicts = verdicts_of(s)
+    if answer_is_refusal(verdicts):
+        raise NotApplicable(refusal_reason(verdicts))
+    return Explained(_judge_probability(s), details(verdicts))
+
+
+def _judge_probability(s: Any) -> float:
+    from .analysis import of
+    from .base import NotApplicable
+
     raw = of(s).raw
     if not content_units(strip_citations(raw), s.case.lang):
         raise NotApplicable("the answer has no words to check")

@@ -399,7 +399,7 @@ def details(verdicts: Sequence[SentenceVerdict], limit: int = 3, *, facts_only: 
     return "; ".join(v.reason for v in bad[:limit]) + more
 
 
-def _refusal_reason(verdicts: Sequence[SentenceVerdict]) -> str:
+def refusal_reason(verdicts: Sequence[SentenceVerdict]) -> str:
     first = next(v for v in verdicts if v.verdict == "refusal")
     return f"refusal: the answer declines to answer ({quote(first.text)}); gate on the 'refusal' metric"
 
@@ -411,7 +411,7 @@ def support_sentences(s: Sample) -> float:
         raise NotApplicable("the generator saw no passages to support the answer")
     vs = verdicts_of(s)
     if answer_is_refusal(vs):
-        raise NotApplicable(_refusal_reason(vs))
+        raise NotApplicable(refusal_reason(vs))
     score = sentence_score(vs)
     if score is None:
         raise NotApplicable("the answer has no sentence to check")

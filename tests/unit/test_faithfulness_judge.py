@@ -137,7 +137,7 @@ def test_the_metric_on_a_real_small_case() -> None:
     assert faithful >= load_model().threshold
     assert faithful > number and faithful > roles and faithful > added
     assert number < load_model().threshold and added < load_model().threshold
-    assert refusal is not None and refusal >= load_model().threshold  # a refusal is no hallucination
+    assert refusal is None  # a refusal is no hallucination and no pass: null, gate on `refusal`
 
 
 def test_the_metric_is_null_without_passages_or_words_and_names_its_model() -> None:

@@ -97,9 +97,11 @@ def test_one_invented_number_in_a_long_answer_moves_the_score() -> None:
 
 def test_faithfulness_resolves_to_the_sentence_verdicts_with_details() -> None:
     s = sample("San Diego lies in southern California [p1]. Its average annual temperature is 61°F [p1].")
-    mv = REG.compute(s, ["faithfulness", "faithfulness_lexical", "support_sentences", "support_facts"])
-    assert mv.values["faithfulness"] == mv.values["faithfulness_lexical"]
-    assert mv.values["faithfulness"] == pytest.approx((mv.values["support_sentences"] + mv.values["support_facts"]) / 2)
+    mv = REG.compute(s, ["faithfulness", "faithfulness_judge", "faithfulness_lexical", "support_sentences",
+                         "support_facts"])
+    assert mv.values["faithfulness"] == mv.values["faithfulness_judge"]  # the trained offline judge
+    assert mv.values["faithfulness_lexical"] == pytest.approx((mv.values["support_sentences"]
+                                                               + mv.values["support_facts"]) / 2)
     assert "61 is in no cited passage" in mv.details["faithfulness"]
     assert '"Its average annual temperature is 61°F."' in mv.details["support_facts"]
     assert isinstance(faithfulness_lexical(sample("San Diego lies in southern California.")), float)
@@ -170,7 +172,8 @@ def test_an_answer_is_not_a_refusal_when_it_answers_too() -> None:
     vs = sentence_verdicts(text, (P1,), "en")
     assert [v.verdict for v in vs] == ["refusal", "supported"]
     mv = REG.compute(sample(text, (P1,)), ["refusal", "faithfulness"])
-    assert mv.values["refusal"] == 0.0 and mv.values["faithfulness"] == 1.0
+    assert mv.values["refusal"] == 0.0 and mv.values["faithfulness"] is not None
+    assert mv.values["faithfulness"] >= 0.9  # judged on the sentence that answers
     # a hedge that still states a fact is no refusal
     (w,) = sentence_verdicts("The exact date is not specified, but Balboa Park opened in 1915.", (P2,), "en")
     assert w.verdict == "supported"

@@ -110,7 +110,7 @@ def test_lists_tables_and_merging() -> None:
 def test_faithfulness_resolution_order() -> None:
     assert resolve_faithfulness(["support_lexical", "support_nli", "support_llm"]) == "support_llm"
     assert resolve_faithfulness(["support_nli", "faithfulness_lexical"]) == "support_nli"
-    assert resolve_faithfulness(["bleu"]) == "faithfulness_lexical"
+    assert resolve_faithfulness(["bleu"]) == "faithfulness_judge"  # the trained offline judge
 
 
 def test_create_judge(tmp_path: Path) -> None:
