@@ -46,9 +46,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from pytest_mirage.metrics.base import NotApplicable, Sample  # noqa: E402
-from pytest_mirage.metrics.verdicts import faithfulness_lexical, support_facts  # noqa: E402
 from pytest_mirage.metrics.offline_judge import faithfulness_judge, load_model  # noqa: E402
 from pytest_mirage.metrics.support import support_lexical  # noqa: E402
+from pytest_mirage.metrics.verdicts import faithfulness_lexical, support_facts  # noqa: E402
 from pytest_mirage.models.base import Answer  # noqa: E402
 from pytest_mirage.prompts import strip_citations  # noqa: E402
 from pytest_mirage.suites.model import Case, Passage  # noqa: E402
