@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pytest_mirage.arena.simulate import simulate_battles
+from tests.helpers.simulate_arena import simulate_battles
 
 from pytest_mirage.arena.bt import (
     DEFAULT_ALPHA,

@@ -8,7 +8,7 @@ import pytest
 
 from pytest_mirage.errors import MirageError
 from pytest_mirage.pytest import wire
-from pytest_mirage.results import CaseResult
+from pytest_mirage.results import CaseResult, RecordLine
 
 
 def _report() -> pytest.TestReport:
@@ -19,7 +19,9 @@ def _report() -> pytest.TestReport:
 def _result() -> CaseResult:
     return CaseResult(suite="s", suite_ref="/x/suite.toml", case_id="q1", lang="en", model="m",
                       metrics={"citation_recall": 0.5, "support_nli": None}, reasons={"support_nli": "no judge"},
-                      checks={"citation_recall": True}, run_line={"answer": "a [1]", "citations": ["1"]})
+                      checks={"citation_recall": True},
+                      run_line=RecordLine.from_json({"suite": "s", "case_id": "q1", "model": "m", "output": "a [1]",
+                                                     "answer": "a [1]", "citations": ["1"]}))
 
 
 def test_results_round_trip_through_json_as_xdist_sends_them() -> None:
