@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.helpers.simulate_arena import simulate_battles
 
 from pytest_mirage.arena.bt import (
     DEFAULT_ALPHA,
@@ -18,6 +17,7 @@ from pytest_mirage.arena.bt import (
     resample_counts,
 )
 from pytest_mirage.arena.imported import JudgmentFileError, read_judgments
+from tests.helpers.simulate_arena import simulate_battles
 
 
 def _gradient(theta: np.ndarray, w: np.ndarray, alpha: float) -> np.ndarray:
