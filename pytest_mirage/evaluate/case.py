@@ -10,7 +10,7 @@ from ..aggregate.thresholds import check_thresholds
 from ..metrics.base import MetricRegistry, Sample
 from ..models.base import Answer, ModelRequest
 from ..prompts import strip_citations
-from ..results import CaseResult, Outcome
+from ..results import CaseResult, Outcome, RecordLine
 from .requests import context_of, finalize_answer, suite_k
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def evaluate(request: ModelRequest, answer: Answer, registry: MetricRegistry, me
     if not any(ch.isalnum() for ch in strip_citations(answer.answer or "")):
         # metrics of an empty answer are null (nothing to score), so no threshold would catch it
         failures.insert(0, f"empty answer: the model's output has no answer text (output: {answer.output[:120]!r})")
-    run_line = {"suite": request.case.suite, **answer.to_run_line()}
+    run_line = RecordLine.from_json({"suite": request.case.suite, **answer.to_run_line()})
     outcome: Outcome = "reference" if reference else ("failed" if failures else "passed")
     return CaseResult(suite=request.case.suite, suite_ref=suite_ref, case_id=request.case.id,
                       lang=request.case.lang, model=answer.model, metrics=values, reasons=reasons,

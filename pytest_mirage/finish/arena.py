@@ -307,7 +307,7 @@ def run_arena(ctx: RunContext, results: Sequence[CaseResult], refs: Sequence[Cas
                 if suite.mode == "retrieval" and suite.corpus is not None:
                     by_id = corpus_map(suite.corpus)
                     contexts[key] = tuple(by_id[i] for i in cases[key].relevant if i in by_id)
-            answers[(suite.name, r.case_id, r.model)] = str(r.run_line.get("output", ""))
+            answers[(suite.name, r.case_id, r.model)] = r.run_line.output
         models = sorted({m for (_s, _c, m) in answers})
         try:
             mode, plain_reason = ctx.arena_judge_mode()

@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..aggregate.expr import Rule
 from ..aggregate.gates import evaluate_gates
@@ -31,11 +31,22 @@ from ..report.model import (
     SurrogateInfo,
     SurrogateScore,
 )
+from ..report.statistics import (
+    BaselineSection,
+    CalibrationSection,
+    HeadToHeadRow,
+    SampleSection,
+    Statistics,
+)
 from ..results import CaseResult
 from ..suites.bm25 import corpus_map
 from .arena import ArenaOutcome, run_arena, surrogate_dir
 from .baseline import Baseline, compare_with_baseline
 from .references import reference_results
+
+if TYPE_CHECKING:
+    from ..aggregate.regression import RegressionGateResult
+    from ..stats.repeats import RepeatSummary
 
 
 def _excerpt(text: str, limit: int) -> str:
@@ -53,21 +64,22 @@ def case_details(ctx: RunContext, results: Iterable[CaseResult]) -> list[CaseDet
             case = suite.case(r.case_id)
         except (MirageError, KeyError):
             continue  # a case of a suite that no longer loads: its result row still says why
-        line = r.run_line or {}
-        cited = tuple(str(c) for c in line.get("citations") or ())
-        answer = line.get("answer", line.get("output"))
+        line = r.run_line
+        cited = (line.citations or ()) if line is not None else ()
+        answer = line.answer_text if line is not None else None
         passages = case.passages
         known: set[str] = {p.id for p in passages}
         if suite.corpus is not None:
             by_id = corpus_map(suite.corpus)
             known |= {c for c in cited if c in by_id}
             if not passages:
-                ids = dict.fromkeys([*(line.get("retrieved") or ())[: suite_k(suite)], *case.relevant, *cited])
+                retrieved = (line.retrieved or ()) if line is not None else ()
+                ids = dict.fromkeys([*retrieved[: suite_k(suite)], *case.relevant, *cited])
                 passages = tuple(by_id[i] for i in ids if i in by_id)
         views = tuple(PassageView(p.id, _excerpt(p.text, EXCERPT_CHARS), p.title, p.id in case.relevant, p.id in cited)
                       for p in passages)
         out.append(CaseDetail(r.suite, r.case_id, r.lang, r.model, case.source, case.question,
-                              _excerpt(str(answer), ANSWER_CHARS) if answer is not None else None,
+                              _excerpt(answer, ANSWER_CHARS) if answer is not None else None,
                               tuple(c for c in cited if c in known), tuple(c for c in cited if c not in known), views,
                               dict(r.judge_replies)))
     return out
@@ -139,11 +151,11 @@ def _model_gate_problems(gates_by_suite: dict[str, Sequence[Rule]], model_level:
     return out
 
 
-def head_to_head_rows(ctx: RunContext, results: Sequence[CaseResult]) -> list[dict[str, Any]]:
+def head_to_head_rows(ctx: RunContext, results: Sequence[CaseResult]) -> list[HeadToHeadRow]:
     """Per suite, every pair of models under test on each chosen metric (wins/ties/losses, sign test)."""
     from ..stats.headtohead import head_to_head
 
-    out: list[dict[str, Any]] = []
+    out: list[HeadToHeadRow] = []
     by_suite: dict[str, set[str]] = defaultdict(set)
     for r in results:
         by_suite[r.suite].add(r.model)
@@ -162,11 +174,11 @@ def head_to_head_rows(ctx: RunContext, results: Sequence[CaseResult]) -> list[di
                     h = head_to_head(mine, a, b, metric, higher_is_better=ctx.metrics[metric].higher_is_better,
                                      alpha=ctx.settings.alpha)
                     if h.wins + h.ties + h.losses:  # no case with a value from both: nothing to compare
-                        out.append({"suite": suite, **h.to_json()})
+                        out.append(HeadToHeadRow(suite, h))
     return out
 
 
-def repeat_sections(ctx: RunContext, results: Sequence[CaseResult]) -> list[dict[str, Any]]:
+def repeat_sections(ctx: RunContext, results: Sequence[CaseResult]) -> list[RepeatSummary]:
     """With --mirage-repeat: per suite x language x model and threshold metric, the pass rate over
     all samples, pass^N (every repeat passed) and the flaky cases (repeats on both sides)."""
     from ..stats.repeats import summarize_repeats
@@ -174,14 +186,13 @@ def repeat_sections(ctx: RunContext, results: Sequence[CaseResult]) -> list[dict
     if ctx.settings.repeat < 2:
         return []
     metrics = sorted({m for r in results for m in r.checks})
-    out: list[dict[str, Any]] = []
+    out: list[RepeatSummary] = []
     for metric in metrics:
-        for summary in summarize_repeats(results, metric, alpha=ctx.settings.alpha, seed=ctx.settings.seed).values():
-            out.append(summary.to_json())
+        out += summarize_repeats(results, metric, alpha=ctx.settings.alpha, seed=ctx.settings.seed).values()
     return out
 
 
-def calibration_sections(ctx: RunContext, results: Sequence[CaseResult]) -> tuple[list[dict[str, Any]],
+def calibration_sections(ctx: RunContext, results: Sequence[CaseResult]) -> tuple[list[CalibrationSection],
                                                                                 dict[tuple[str, str, str], tuple[float, float]],
                                                                                 list[str]]:
     """Judge agreement and PPI means of every suite that carries human labels (labels.csv/.jsonl)."""
@@ -189,7 +200,7 @@ def calibration_sections(ctx: RunContext, results: Sequence[CaseResult]) -> tupl
     from ..stats.calibration import calibrate
     from ..stats.labels import load_labels
 
-    sections: list[dict[str, Any]] = []
+    sections: list[CalibrationSection] = []
     intervals: dict[tuple[str, str, str], tuple[float, float]] = {}
     problems: list[str] = []
     for ref in sorted({r.suite_ref for r in results}):
@@ -205,7 +216,7 @@ def calibration_sections(ctx: RunContext, results: Sequence[CaseResult]) -> tupl
         except StatsError as exc:
             problems.append(f"human labels of suite {suite.name} not used: {exc}")
             continue
-        sections.append({"suite": suite.name, "labels": str(files[0]), **cal.to_json()})
+        sections.append(CalibrationSection(suite.name, str(files[0]), cal))
         for g in cal.groups:
             if g.ppi is not None:
                 intervals[(g.suite, g.model, g.metric)] = (g.ppi.interval.low, g.ppi.interval.high)
@@ -237,15 +248,9 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
     all_problems = [*problems, *(refs.problems if refs else []), *arena.problems,
                     *_model_gate_problems(gates_by_suite, model_level, arena)]
     reason = "; ".join(sorted(set(arena.surrogate_errors.values()))) or "no model-level value (no trained surrogate?)"
-    statistics: dict[str, Any] = {}
     samples = [smp for ref in sorted({r.suite_ref for r in res}) if (smp := ctx.sample(ctx.suite(ref))) is not None]
-    if samples:
-        statistics["sample"] = {**samples[0].to_json(), "groups": [g.to_json() for smp in samples for g in smp.groups],
-                                "description": "; ".join(smp.describe() for smp in samples)}
     calibration, ppi, cal_problems = calibration_sections(ctx, res)
     all_problems += cal_problems
-    if calibration:
-        statistics["calibration"] = calibration
     gates = evaluate_gates(res, gates_by_suite, model_level=model_level, seed=ctx.settings.seed,
                            model_values=model_values, model_level_reason=reason, ppi=ppi)
     gates = [replace(g, note="; ".join(x for x in (g.note, f"the surrogate is {arena.unhealthy[(g.suite, g.lang)]}")
@@ -260,24 +265,21 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
                 all_problems.append(f"regression gates of suite {ctx.suite(ref).name} not evaluated "
                                     f"({', '.join(g.expr for g in suite_gates)}): they compare with a baseline "
                                     "run; give one with --mirage-baseline PATH")
+    compared: BaselineSection | None = None
+    regressions: tuple[RegressionGateResult, ...] = ()
     if baseline is not None:
         try:
             outcome = compare_with_baseline(ctx, baseline[0], baseline[1], res)
         except MirageError as exc:  # the rest of the report still stands; the run fails with why
             fatal.append(f"baseline comparison not computed: {exc}")
         else:
-            statistics["baseline"] = {"path": str(outcome.path), **outcome.comparison.to_json()}
-            if outcome.regressions:
-                statistics["regressions"] = [g.to_json() for g in outcome.regressions]
-    h2h = head_to_head_rows(ctx, res)
-    if h2h:
-        statistics["head_to_head"] = h2h
-    repeats = repeat_sections(ctx, res)
-    if repeats:
-        statistics["repeats"] = repeats
+            compared = BaselineSection.of(str(outcome.path), outcome.comparison)
+            regressions = outcome.regressions
+    statistics = Statistics(sample=SampleSection.of(samples) if samples else None, calibration=tuple(calibration),
+                            baseline=compared, regressions=regressions,
+                            head_to_head=tuple(head_to_head_rows(ctx, res)), repeats=tuple(repeat_sections(ctx, res)))
     failed = bool(exitstatus != 0 or any(g.passed is False for g in gates) or fatal or collection_errors
-                  or any(r.outcome in ("failed", "error") for r in res)
-                  or any(g.get("failed") is True for g in statistics.get("regressions", ())))
+                  or any(r.outcome in ("failed", "error") for r in res) or statistics.failed_regressions)
     suites = []
     for ref in sorted({r.suite_ref for r in res}):
         suite = ctx.suite(ref)
@@ -330,9 +332,9 @@ def write_files(ctx: RunContext, report: RunReport, results: Iterable[CaseResult
     s = ctx.settings
     out = Written()
     if s.record is not None:
-        lines = sorted((dict(r.run_line) for r in results if r.run_line is not None),
-                       key=lambda x: (x.get("suite", ""), x["model"], x["case_id"]))
-        data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8")
+        lines = sorted((r.run_line for r in results if r.run_line is not None),
+                       key=lambda x: (x.suite, x.model, x.case_id))
+        data = "".join(json.dumps(line.to_json(), ensure_ascii=False) + "\n" for line in lines).encode("utf-8")
         try:
             write_atomic(s.record, data)
             out.record = s.record

@@ -43,3 +43,34 @@ def report_value(v: float | None) -> float | None:
     if v is None or math.isnan(v):
         return None
     return round(float(v), REPORT_DECIMALS)
+
+
+# The statistics sections (terminal and Markdown/HTML) format with these three, so a number reads
+# the same in every output. NaN is how the stats modules say "undefined here" (no paired case, one
+# class only) and None how the report's optional values say "not computed": both show as NULL.
+
+
+def stat(v: float | None) -> str:
+    """A statistic with :func:`fmt`'s 3 decimals; undefined (None or NaN) as ``–``."""
+    return NULL if v is None or math.isnan(v) else fmt(v)
+
+
+def signed(v: float | None) -> str:
+    """A change, with its sign and 3 decimals (``+0.050``, ``-0.667``); undefined as ``–``."""
+    return NULL if v is None or math.isnan(v) else f"{v:+.3f}"
+
+
+def p_value(v: float | None) -> str:
+    """A p-value to 3 significant digits (``0.0156``, ``1.53e-05``); undefined as ``–``."""
+    return NULL if v is None or math.isnan(v) else f"{v:.3g}"
+
+
+def bounds(low: float | None, high: float | None, *, sign: bool = False) -> str:
+    """An interval's ends, ``[0.417, 0.917]`` (``sign``: ``[+0.417, +0.917]``)."""
+    f = signed if sign else stat
+    return f"[{f(low)}, {f(high)}]"
+
+
+def estimate(value: float | None, low: float | None, high: float | None) -> str:
+    """An estimate with its interval, ``0.750 [0.500, 1.000]``."""
+    return f"{stat(value)} {bounds(low, high)}"

@@ -12,21 +12,23 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._version import __version__
 from ..aggregate.gates import GateResult
-from ..errors import MirageError
 from ..results import CaseResult
 from .format import report_value
 from .leaderboard import LeaderboardRow
+from .reading import FIX as _FIX
+from .reading import MISSING as _MISSING
+from .reading import SCHEMA as SCHEMA
+from .reading import ReportFormatError as ReportFormatError
+from .reading import bad as _bad
+from .reading import is_number as _is_num
+from .statistics import Statistics
 
-SCHEMA = "pytest-mirage/report/1"
-_FIX = f"render a report written by pytest-mirage with --mirage-report PATH (schema {SCHEMA!r}), unchanged"
-
-
-class ReportFormatError(MirageError):
-    """A report dict is not a valid ``pytest-mirage/report/1`` report; the message names the field."""
+if TYPE_CHECKING:
+    from ..aggregate.regression import RegressionGateResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +123,6 @@ class CollectionError:
 
 
 Status = Literal["passed", "failed"]
-STATISTICS_KEYS = ("sample", "baseline", "regressions", "head_to_head", "calibration", "repeats")
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,10 +145,9 @@ class RunReport:
     fatal: tuple[str, ...] = ()
     collection_errors: tuple[CollectionError, ...] = ()
     cases: tuple[CaseDetail, ...] = ()  # failed and errored cases, for the per-case view
-    # the statistics sections, as JSON-able mappings written by pytest_mirage.stats (docs/statistics.md):
-    # "baseline" (comparison rows, added/removed cases), "regressions" (regression gate results),
-    # "head_to_head", "calibration" (judge agreement and PPI per suite), "sample", "repeats"
-    statistics: Mapping[str, Any] = field(default_factory=dict)
+    # sample, judge calibration, baseline comparison, regression gates, head-to-head, repeats
+    # (pytest_mirage.report.statistics; docs/statistics.md)
+    statistics: Statistics = field(default_factory=Statistics)
     repeats: int = 1  # samples per case (--mirage-repeat)
     judge_health: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # metric judge -> its health
     version: str = __version__
@@ -155,33 +155,30 @@ class RunReport:
     def baseline_marks(self) -> dict[tuple[str, str, str, str], str]:
         """``BETTER``/``WORSE`` per (suite, lang, model, metric) whose mean changed significantly
         against the baseline (the comparison's unadjusted paired test), for the leaderboards."""
-        base = self.statistics.get("baseline")
-        rows = base.get("rows", ()) if isinstance(base, Mapping) else ()
+        base = self.statistics.baseline
         marks: dict[tuple[str, str, str, str], str] = {}
-        for r in rows:
-            if not isinstance(r, Mapping) or r.get("stat") != "mean" or not r.get("significant"):
+        for r in base.rows if base is not None else ():
+            if r.stat != "mean" or not r.significant or r.delta is None or r.delta == 0:
                 continue
-            delta = r.get("delta")
-            if not isinstance(delta, int | float) or delta == 0:
-                continue
-            info = self.metric_info.get(str(r.get("metric")))
+            info = self.metric_info.get(r.metric)
             higher = True if info is None else info.higher_is_better
-            marks[(str(r.get("suite")), str(r.get("lang")), str(r.get("model")), str(r.get("metric")))] = \
-                BETTER if (delta > 0) == higher else WORSE
+            marks[(r.suite, r.lang, r.model, r.metric)] = BETTER if (r.delta > 0) == higher else WORSE
         return marks
 
     def baseline_mark_note(self, marks: Mapping[tuple[str, str, str, str], str]) -> str | None:
         """The legend of ``marks`` (:meth:`baseline_marks`), or None when nothing is marked."""
         if not marks:
             return None
-        base = self.statistics.get("baseline") or {}
+        base = self.statistics.baseline
+        if base is None:
+            raise ValueError("baseline marks without a baseline comparison: marks come from RunReport.baseline_marks()")
         return (f"{BETTER} / {WORSE}: significantly better / worse than the baseline run (paired "
-                f"{base.get('test', 't')} test, alpha {base.get('alpha', 0.05)}, unadjusted; deltas under "
+                f"{base.test} test, alpha {base.alpha}, unadjusted; deltas under "
                 "'Baseline comparison')")
 
     @property
-    def failed_regressions(self) -> list[Mapping[str, Any]]:
-        return [g for g in self.statistics.get("regressions", ()) if g.get("failed") is True]
+    def failed_regressions(self) -> list[RegressionGateResult]:
+        return self.statistics.failed_regressions
 
     @property
     def reference_models(self) -> dict[str, set[str]]:
@@ -246,7 +243,7 @@ class RunReport:
                              "passages": [{"id": p.id, "title": p.title, "text": p.text, "relevant": p.relevant,
                                            "cited": p.cited} for p in c.passages],
                              "judges": dict(c.judges)} for c in self.cases]
-        for key, value in self.statistics.items():
+        for key, value in self.statistics.to_json().items():
             out[key] = _rounded(value)
         if self.judge_health:
             out["judge_health"] = {k: dict(v) for k, v in sorted(self.judge_health.items())}
@@ -284,18 +281,6 @@ def _rounded(obj: Any) -> Any:
 
 
 # ------------------------------------------------------------------------------------ validation
-_MISSING: Any = object()
-
-
-def _bad(where: str, value: Any, expected: str) -> ReportFormatError:
-    found = "nothing (missing)" if value is _MISSING else repr(value)[:120]
-    return ReportFormatError(f"report field {where}: found {found}; expected {expected}; {_FIX}")
-
-
-def _is_num(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
 class _Reader:
     """Field readers that name the field of a bad value (``leaderboard[3].metrics.bleu``)."""
 
@@ -475,10 +460,7 @@ class _Reader:
                                     self.texts(c, "citations", w, required=False),
                                     self.texts(c, "invalid_citations", w, required=False), tuple(passages),
                                     {str(k): str(v) for k, v in self.mapping(c, "judges", w, required=False).items()}))
-        statistics = {}
-        for key in STATISTICS_KEYS:
-            if key in r:
-                statistics[key] = r[key]
+        statistics = Statistics.from_json(r)
         status = r.get("status", "passed")
         if status not in ("passed", "failed"):
             raise _bad("status", status, "passed or failed")

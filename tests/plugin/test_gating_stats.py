@@ -3,6 +3,8 @@ a seeded sample, head-to-head tables, and judge calibration (PPI gates) from a s
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.plugin.test_arena_e2e import N_CASES, read_report, replay_arg, write_suite
@@ -138,3 +140,23 @@ def test_human_labels_give_calibration_and_ppi_gates(pytester: pytest.Pytester) 
     (suite / "labels.csv").write_text("case_id,model,metric,label\nen-999,prod,citation_recall,1\n")
     res = pytester.runpytest("arena", replay_arg(pytester.path, "prod", 0.9))
     assert "labels.csv:2" in res.stdout.str() + res.stderr.str()
+
+
+def test_a_fresh_report_with_every_statistics_section_reads_back_to_the_same_bytes(pytester: pytest.Pytester) -> None:
+    from pytest_mirage.report.model import RunReport
+    from pytest_mirage.report.write import json_bytes
+
+    suite = write_suite(pytester.path)
+    labels = ["case_id,model,metric,label", *(f"en-{i:03d},cand,citation_recall,{int(i % 5 != 0)}" for i in range(12))]
+    (suite / "labels.csv").write_text("\n".join([*labels, "en-001,ghost,citation_recall,1"]) + "\n")
+    base = pytester.path / "base.json"
+    assert pytester.runpytest("arena", replay_arg(pytester.path, "prod", 0.95), f"--mirage-report={base}").ret == 0
+    out = pytester.path / "r.json"
+    pytester.runpytest("arena", replay_arg(pytester.path, "cand", 0.4), replay_arg(pytester.path, "other", 0.7),
+                       f"--mirage-baseline={base}", "--mirage-baseline-map=cand=prod", "--mirage-sample=0.5",
+                       "--mirage-repeat=2", "--mirage-threshold=citation_recall >= 0.5",
+                       "--mirage-gate=citation_recall.mean drop <= 0.05", f"--mirage-report={out}")
+    written = out.read_bytes()
+    data = json.loads(written)
+    assert {"sample", "calibration", "baseline", "regressions", "head_to_head", "repeats"} <= set(data), set(data)
+    assert json_bytes(RunReport.from_json(data)) == written
