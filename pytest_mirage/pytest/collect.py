@@ -78,6 +78,8 @@ class SuiteCollector(pytest.Collector):
         for case in cases:
             for spec in ctl.ctx.settings.models:
                 for repeat in range(repeats):
+                    if not ctl.ctx.in_shard(suite, case, repeat):  # --mirage-shard K/N: another shard's
+                        continue
                     name = f"{case.lang}/{case.id}[{ctl.ctx.model_name(spec)}]" + (f"#{repeat}" if repeats > 1 else "")
                     item = MirageItem.from_parent(self, name=name, case=case, spec=spec, ref=self.ref, repeat=repeat)
                     item.add_marker(pytest.mark.mirage)
