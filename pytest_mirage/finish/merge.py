@@ -93,7 +93,7 @@ def _option_diff(a: Partial, b: Partial) -> str:
         for flag in sorted((set(x) | set(y)) - PER_SHARD):
             vx, vy = x.get(flag), y.get(flag)
             if vx != vy:
-                out.append(f"{flag}: {vx.value if vx else 'unset'!r} vs {vy.value if vy else 'unset'!r}")
+                out.append(f"{flag}: {repr(vx.value) if vx else 'unset'} vs {repr(vy.value) if vy else 'unset'}")
     return "; ".join(out) or "the same values from other sources"
 
 

@@ -100,6 +100,7 @@ class MirageController:
         self._jobs: dict[str, list[Job]] = {}
         self._langs: set[str] = set()
         self._collected: list[tuple[str, Case]] = []
+        self._worker_suites: dict[str, None] = {}  # refs of the suites xdist workers collected
         self.baseline: tuple[Path, Any] | None = None
         if not self.is_worker and self.ctx.settings.baseline is not None:
             from ..finish.baseline import load_baseline
@@ -203,12 +204,15 @@ class MirageController:
         if engine_stats:
             self.ctx.stats.merge(engine_stats)
         self.judge_health = merge_health(self.judge_health, health)
+        self._worker_suites.update(dict.fromkeys(wire.read_worker_suites(node)))
 
     # ---------------------------------------------------------------- session end
     @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: gates are test results there too
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.is_worker:
             wire.write_worker_output(self.config, self.ctx.stats.to_dict(), self.judging.health_json())
+            if self.ctx.settings.shard is not None:
+                wire.write_worker_suites(self.config, [ref for ref, _suite in self.ctx.registered_suites()])
             return
         from ..errors import MirageError
         from ..finish import FinishInput, finish
@@ -258,10 +262,14 @@ class MirageController:
         if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and not self.collection_errors:
             session.exitstatus = pytest.ExitCode.OK  # a shard may hold no case of a small run: not an error
         raw = RawOptions.of_config(self.config)
+        # every suite collected here or by a worker (even with no case in this shard), and of every result
+        refs = dict.fromkeys([*(ref for ref, _suite in self.ctx.registered_suites()), *self._worker_suites,
+                              *(r.suite_ref for r in self.results.values())])
         partial = Partial(
             shard=(k, n), settings_hash=settings_hash(raw), options=raw,
             suites=tuple(SuiteStamp(suite.name, ref, suite_content_hash(suite))
-                         for ref, suite in self.ctx.registered_suites()),
+                         for ref, suite in sorted(((ref, self.ctx.suite(ref)) for ref in refs),
+                                                  key=lambda x: x[1].name)),
             results=tuple(self.results.values()),
             collection_errors=tuple(CollectionError(key, v) for key, v in self.collection_errors.items()),
             problems=(*self.ctx.stats.problems, *self.notes),
