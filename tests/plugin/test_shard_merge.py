@@ -248,3 +248,21 @@ def test_shards_with_language_filter_and_sample_merge_exactly(pytester: pytest.P
     capsys.readouterr()
     assert code == single.ret
     assert (pytester.path / "merged.json").read_bytes() == (pytester.path / "single.json").read_bytes()
+
+
+def test_a_shard_with_no_case_exits_0_and_the_merge_still_matches(pytester: pytest.Pytester,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    write_suite(pytester.path)
+    args = ["shardy", *models(pytester.path, "new"), "--mirage-lang=en", "--mirage-sample=1", "--mirage-github=off"]
+    single = pytester.runpytest(*args, f"--mirage-report={pytester.path / 'single.json'}")
+    parts, codes = [], []
+    for k in (1, 2, 3):
+        part, res = _shard(pytester, k, 3, args)
+        parts.append(part)
+        codes.append((len(json.loads(part.read_text())["results"]), res.ret))
+    assert sorted(n for n, _ in codes) == [0, 0, 3]  # one case, three models: all in one shard
+    assert all(ret == pytest.ExitCode.OK for n, ret in codes if n == 0)
+    code = main(["merge", *map(str, parts), f"--mirage-report={pytester.path / 'merged.json'}"])
+    capsys.readouterr()
+    assert code == single.ret
+    assert (pytester.path / "merged.json").read_bytes() == (pytester.path / "single.json").read_bytes()
