@@ -109,15 +109,24 @@ def merge(paths: Sequence[Path], overrides: Mapping[str, Any], *, progress: bool
     from . import FinishInput, finish
     from .report import merge_health
 
-    partials = [(p, Partial.read(p)) for p in paths]
-    check_together(partials)
-    partials.sort(key=lambda x: x[1].shard[0])
     unknown = sorted(set(overrides) - set(MERGE_FLAGS))
     if unknown:
         raise ConfigError(f"merge: {', '.join(unknown)} cannot be changed at merge time (the shards' value is used)")
+    inputs = {p.resolve() for p in paths}
+    for flag in OUTPUT_FLAGS:
+        if overrides.get(flag) and Path(str(overrides[flag])).resolve() in inputs:
+            raise ConfigError(f"merge: {flag} {overrides[flag]} is one of the partial reports it merges: write "
+                              "the merged report to another path")
+    # an earlier merge's outputs must not pass for this one's if it stops early (as a run's do)
+    from ..report.write import remove_stale
+
+    stale = remove_stale([Path(str(overrides[f])) for f in OUTPUT_FLAGS[:3] if overrides.get(f)])
     given = {flag: overrides.get(flag) for flag in OUTPUT_FLAGS}
     given.update({flag: overrides[flag] for flag in MERGE_FLAGS if flag not in OUTPUT_FLAGS and overrides.get(flag)})
     given["--mirage-shard"] = None
+    partials = [(p, Partial.read(p)) for p in paths]
+    check_together(partials)
+    partials.sort(key=lambda x: x[1].shard[0])
     raw = partials[0][1].options.replaced(given)
     settings = resolve(raw)
     metrics, models = default_registries()
@@ -139,7 +148,7 @@ def merge(paths: Sequence[Path], overrides: Mapping[str, Any], *, progress: bool
 
         baseline = (settings.baseline, load_baseline(settings.baseline))
     stats = EngineStats()
-    problems: list[str] = []
+    problems: list[str] = list(stale)
     health: dict[str, dict[str, Any]] = {}
     errors: dict[str, CollectionError] = {}
     for _path, p in partials:

@@ -176,6 +176,9 @@ def test_merge_checks_that_the_partials_belong_together(pytester: pytest.Pyteste
         code = main(["merge", *map(str, paths), f"--mirage-report={pytester.path / 'm.json'}"])
         return code, capsys.readouterr().err
 
+    code = main(["merge", str(p1), str(p2), str(p3), f"--mirage-report={p2}"])
+    assert code == 4 and f"--mirage-report {p2} is one of the partial reports it merges" in capsys.readouterr().err
+    assert p2.exists()
     code, err = merged(p1, p3)
     assert code == 4 and "shard 2/3 missing: pass the partial report of every shard 1..3" in err
     code, err = merged(p1, p2, p2, p3)
@@ -236,13 +239,16 @@ def test_shards_merged_write_the_report_of_one_run(pytester: pytest.Pytester,
             assert got == want[ext], f"N={n}: merged.{ext} differs from one run's"
 
 
+@pytest.mark.parametrize("repeat", [1, 2])
 def test_shards_with_language_filter_and_sample_merge_exactly(pytester: pytest.Pytester,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+                                                               capsys: pytest.CaptureFixture[str], repeat: int) -> None:
     write_suite(pytester.path)
-    args = ["shardy", *models(pytester.path, "new"), "--mirage-lang=fr", "--mirage-sample=7", "--mirage-github=off"]
+    args = ["shardy", *models(pytester.path, "new"), "--mirage-lang=fr", "--mirage-sample=7", "--mirage-github=off",
+            f"--mirage-repeat={repeat}"]
     single = pytester.runpytest(*args, f"--mirage-report={pytester.path / 'single.json'}")
     rep = json.loads((pytester.path / "single.json").read_text())
     assert {r["lang"] for r in rep["results"]} == {"fr"} and len({r["case_id"] for r in rep["results"]}) == 7
+    assert len(rep["results"]) == 7 * 3 * repeat  # 7 cases x 3 models x the repeats (no reference system)
     parts = [_shard(pytester, k, 3, args)[0] for k in (1, 2, 3)]
     code = main(["merge", *map(str, parts), f"--mirage-report={pytester.path / 'merged.json'}"])
     capsys.readouterr()
