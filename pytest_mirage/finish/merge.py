@@ -103,8 +103,9 @@ def merge(paths: Sequence[Path], overrides: Mapping[str, Any], *, progress: bool
     from ..config.settings import resolve
     from ..engine import EngineStats
     from ..errors import MirageError
-    from ..evaluate.context import RunContext, default_registries
+    from ..evaluate.context import RunContext
     from ..evaluate.judging import Judging
+    from ..evaluate.registries import default_registries
     from ..report.model import CollectionError
     from . import FinishInput, finish
     from .report import merge_health

@@ -53,7 +53,7 @@ def deactivate(config: pytest.Config) -> None:
 
 def _registries(config: pytest.Config) -> tuple[Any, Any]:
     """The metric and model registries: built-ins, entry points, then the registration hooks."""
-    from ..evaluate.context import default_registries
+    from ..evaluate.registries import default_registries
 
     metrics, models = default_registries()
     config.hook.pytest_mirage_register_metrics(registry=metrics, config=config)
