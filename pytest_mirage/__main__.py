@@ -1,4 +1,4 @@
-"""Command line: ``python -m pytest_mirage {new-suite,make-runs,self-check}``."""
+"""Command line: ``python -m pytest_mirage {new-suite,make-runs,self-check,merge}``."""
 
 from __future__ import annotations
 
@@ -22,7 +22,17 @@ def main(argv: list[str] | None = None) -> int:
     p_chk = sub.add_parser("self-check", help="check that a suite ranks control:oracle first and each "
                            "broken control last on the metric it breaks")
     p_chk.add_argument("suite", help="suite folder or bundled suite name")
+    p_merge = sub.add_parser("merge", help="merge the partial reports of a sharded run (--mirage-shard K/N) into "
+                             "the report one run would have written; exit status as that run's")
+    p_merge.add_argument("partials", nargs="+", type=Path, metavar="PARTIAL", help="every shard's partial report")
+    from .finish.merge import MERGE_FLAGS
+
+    for flag in MERGE_FLAGS:
+        p_merge.add_argument(flag, dest=flag, default=None, metavar="VALUE",
+                             help="as in a pytest run (outputs; the shards' cache settings otherwise)")
     args = parser.parse_args(argv)
+    if args.cmd == "merge":
+        return _merge(args)
     try:
         if args.cmd == "new-suite":
             from .cli.scaffold import new_suite
@@ -56,6 +66,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    import shutil
+
+    from .finish.merge import MERGE_FLAGS, merge, summary_lines
+    from .report.sanitize import terminal_safe
+
+    overrides = {flag: getattr(args, flag) for flag in MERGE_FLAGS if getattr(args, flag) is not None}
+    try:
+        merged = merge(args.partials, overrides, progress=sys.stderr.isatty())
+    except MirageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 4  # as pytest's usage error
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    for line, _is_error in summary_lines(merged, width):
+        print(terminal_safe(line))  # errors too: one stream keeps the order in a CI log
+    for line in merged.annotations:  # workflow commands: at the start of a line, as they are
+        print(line)
+    return merged.exitstatus
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ Values are *read* here (with where they came from); :mod:`pytest_mirage.config.s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .. import defaults
@@ -108,6 +109,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("--mirage-suite-stats", "mirage_suite_stats", "print per-language statistics of the collected "
            "suites (MIRAGE Table 1 style) and warnings for thin languages", "bool"),
     Option("--mirage-no-leaderboard", "mirage_no_leaderboard", "do not print the leaderboard", "bool"),
+    Option("--mirage-shard", "mirage_shard", "run shard K of N: a deterministic share of the selected cases "
+           "(by a stable hash of suite, case and repeat, balanced per suite x language; all models of a case in one "
+           "shard); --mirage-report then writes this shard's partial report and no session-level gate is "
+           "evaluated: 'python -m pytest_mirage merge PARTIAL...' combines the shards (docs/ci.md)", "string", "K/N"),
     Option("--mirage-github", "mirage_github", "GitHub Actions output: auto (append the summary to "
            "$GITHUB_STEP_SUMMARY and annotate failed cases and gates when running in GitHub Actions) or off",
            "string", "auto|off", "auto"),
@@ -150,6 +155,8 @@ class Raw:
 
 
 def cli_value(config: Any, opt: Option) -> Raw | None:
+    if isinstance(config, RawOptions):
+        return config.cli.get(opt.flag)
     val = config.getoption(opt.dest)
     if val is None or val == []:
         return None
@@ -157,6 +164,8 @@ def cli_value(config: Any, opt: Option) -> Raw | None:
 
 
 def ini_value(config: Any, opt: Option) -> Raw | None:
+    if isinstance(config, RawOptions):
+        return config.ini.get(opt.flag)
     val = config.getini(opt.ini)
     if val in ("", None, []) or (opt.kind == "bool" and not val):
         return None
@@ -165,6 +174,64 @@ def ini_value(config: Any, opt: Option) -> Raw | None:
     inipath = getattr(config, "inipath", None)
     where = f"-o {opt.ini}" if overridden else f"{opt.ini} in {inipath.name if inipath is not None else 'ini'}"
     return Raw(list(val) if opt.kind == "list" else val, where)
+
+
+@dataclass(frozen=True, slots=True)
+class RawOptions:
+    """Every option as given, without pytest: per flag its command-line value and its ini value (each
+    absent when not given), and the rootdir (where relative ini paths start). What a shard stores in
+    its partial report, so that ``merge`` resolves the same settings (``settings.resolve`` accepts it
+    wherever it accepts a pytest config)."""
+
+    cli: Mapping[str, Raw] = field(default_factory=dict)
+    ini: Mapping[str, Raw] = field(default_factory=dict)
+    rootpath: str | None = None
+
+    @classmethod
+    def of_config(cls, config: Any) -> RawOptions:
+        cli = {o.flag: raw for o in OPTIONS if (raw := cli_value(config, o)) is not None}
+        ini = {o.flag: raw for o in OPTIONS if (raw := ini_value(config, o)) is not None}
+        root = getattr(config, "rootpath", None)
+        return cls(cli, ini, str(root) if root is not None else None)
+
+    def replaced(self, cli: Mapping[str, Any]) -> RawOptions:
+        """These command-line values instead of the stored ones (None: the option is dropped from both
+        layers), e.g. the output paths of a ``merge``."""
+        new_cli = {k: v for k, v in self.cli.items() if k not in cli}
+        new_ini = {k: v for k, v in self.ini.items() if k not in cli}
+        for flag, value in cli.items():
+            if value is not None:
+                new_cli[flag] = Raw(value, flag)
+        return RawOptions(new_cli, new_ini, self.rootpath)
+
+    def to_json(self) -> dict[str, Any]:
+        def layer(values: Mapping[str, Raw]) -> dict[str, Any]:
+            return {flag: {"value": raw.value, "source": raw.source} for flag, raw in sorted(values.items())}
+
+        return {"cli": layer(self.cli), "ini": layer(self.ini), "rootpath": self.rootpath}
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> RawOptions:
+        """Read :meth:`to_json` back; ``ValueError`` names the bad field (``where.cli.--mirage-x``)."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"{where}: found {type(data).__name__}; expected a mapping with cli, ini, rootpath")
+        layers: list[dict[str, Raw]] = []
+        for name in ("cli", "ini"):
+            values = data.get(name, {})
+            if not isinstance(values, Mapping):
+                raise ValueError(f"{where}.{name}: found {type(values).__name__}; expected a mapping")
+            out: dict[str, Raw] = {}
+            for flag, entry in values.items():
+                if flag not in BY_FLAG:
+                    raise ValueError(f"{where}.{name}.{flag}: not an option of this pytest-mirage")
+                if not isinstance(entry, Mapping) or not isinstance(entry.get("source"), str) or "value" not in entry:
+                    raise ValueError(f"{where}.{name}.{flag}: expected {{\"value\": ..., \"source\": \"...\"}}")
+                out[flag] = Raw(entry["value"], entry["source"])
+            layers.append(out)
+        root = data.get("rootpath")
+        if root is not None and not isinstance(root, str):
+            raise ValueError(f"{where}.rootpath: found {root!r}; expected a path or null")
+        return cls(layers[0], layers[1], root)
 
 
 def get(config: Any, flag: str) -> Raw:

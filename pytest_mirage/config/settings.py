@@ -75,6 +75,7 @@ class Settings:
     judges_ini: tuple[JudgeSpec, ...] = ()
     scoring: str | None = None  # None: each suite's [suite] scoring (default "default")
     model_defaults: Mapping[str, Any] = field(default_factory=dict)  # session-wide model options (base URL, ...)
+    shard: tuple[int, int] | None = None  # (K, N) of --mirage-shard K/N: this run answers shard K of N
     sources: Mapping[str, str] = field(default_factory=dict)
 
     def source(self, name: str) -> str:
@@ -169,8 +170,45 @@ def _choice(raw: options.Raw, choices: tuple[str, ...]) -> str:
     return value
 
 
+def parse_shard(raw: options.Raw) -> tuple[int, int] | None:
+    """``K/N`` with 1 <= K <= N (None when not given)."""
+    if raw.value in (None, ""):
+        return None
+    k, sep, n = str(raw.value).strip().partition("/")
+    try:
+        shard = (int(k), int(n)) if sep else None
+    except ValueError:
+        shard = None
+    if shard is None or not 1 <= shard[0] <= shard[1]:
+        raise ConfigError(f"{raw.source}: found {raw.value!r}; expected K/N with 1 <= K <= N (shard K of N), "
+                          "e.g. 2/4")
+    return shard
+
+
+# options that may differ between the shards of one run (where each writes, its cache, how fast it
+# calls): left out of the settings hash that ``merge`` compares
+PER_SHARD = frozenset({"--mirage-report", "--mirage-markdown", "--mirage-html", "--mirage-record",
+                       "--mirage-shard", "--mirage-cache", "--mirage-cache-mode", "--mirage-concurrency",
+                       "--mirage-github"})
+
+
+def settings_hash(raw: options.RawOptions) -> str:
+    """A hash of every option value and its source that decides what a run computes (all but
+    :data:`PER_SHARD`): the shards of one run have the same one."""
+    import hashlib
+    import json
+
+    data = raw.to_json()
+    kept = {layer: {flag: v for flag, v in data[layer].items() if flag not in PER_SHARD} for layer in ("cli", "ini")}
+    text = json.dumps(kept, sort_keys=True, ensure_ascii=True, default=str)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def resolve(config: Any) -> Settings:
-    """Read every option once; raises ConfigError (a usage error) naming the bad value and its source."""
+    """Read every option once; raises ConfigError (a usage error) naming the bad value and its source.
+
+    ``config`` is a pytest config or an :class:`~pytest_mirage.config.options.RawOptions` (the values a
+    shard stored, read back by ``merge``): both give the same settings for the same values."""
     sources: dict[str, str] = {}
 
     def get(flag: str) -> options.Raw:
@@ -241,10 +279,18 @@ def resolve(config: Any) -> Settings:
     cache = get("--mirage-cache")
     cache_dir = Path(str(cache.value))
     if not cache_dir.is_absolute() and not cache.from_cli:
-        cache_dir = Path(str(config.rootpath)) / cache_dir  # the default and ini values: rootdir-relative
+        root = config.rootpath
+        cache_dir = (Path(str(root)) if root is not None else Path.cwd()) / cache_dir  # the default and ini values: rootdir-relative
     seed = get("--mirage-seed")
     jq = get("--mirage-judge-queries")
     tn = get("--mirage-tournaments")
+
+    shard_raw = get("--mirage-shard")
+    shard = parse_shard(shard_raw)
+    if shard is not None and not get("--mirage-report").value:
+        raise ConfigError(f"{shard_raw.source} {shard_raw.value}: a shard writes its partial report to "
+                          "--mirage-report PATH (merged later by 'python -m pytest_mirage merge'): add "
+                          f"--mirage-report mirage-shard-{shard[0]}-of-{shard[1]}.json")
 
     def path(flag: str) -> Path | None:
         value = get(flag).value
@@ -279,6 +325,6 @@ def resolve(config: Any) -> Settings:
         judges_cli=_judges(options.cli_value(config, options.BY_FLAG["--mirage-judges"])),
         judges_ini=_judges(options.ini_value(config, options.BY_FLAG["--mirage-judges"])),
         scoring=_choice(scoring, defaults.SCORING_MODES) if scoring.value else None,
-        model_defaults=model_defaults,
+        model_defaults=model_defaults, shard=shard,
         sources=sources,
     )

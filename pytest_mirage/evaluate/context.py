@@ -63,6 +63,7 @@ class RunContext:
     _rules: dict[str, SuiteRules] = field(default_factory=dict)
     _samples: dict[str, Sample] = field(default_factory=dict)
     _judge_specs: dict[str, tuple[JudgeSpec, ...]] = field(default_factory=dict)
+    _shards: dict[str, dict[tuple[str, int], int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         s = self.settings
@@ -167,6 +168,10 @@ class RunContext:
                              f"in a run (rename one in its suite.toml)", ref)
         self.rules(suite)  # unknown metrics in the manifest's rules are this suite's load error
 
+    def registered_suites(self) -> list[tuple[str, Suite]]:
+        """(ref, suite) of every suite registered in this run (collected, even with no item here)."""
+        return [(ref, self.suite(ref)) for _name, ref in sorted(self._names.items())]
+
     def ref_of_suite(self, name: str) -> str | None:
         """The ref of the registered suite called ``name`` (None when no such suite is loaded)."""
         return self._names.get(name)
@@ -193,6 +198,23 @@ class RunContext:
         """The cases of ``suite`` this run answers: the language filter, then the sample."""
         sample = self.sample(suite)
         return [c for c in suite.cases if self.selected(c) and (sample is None or sample.contains(suite.name, c.id))]
+
+    def shard_of(self, suite: Suite) -> dict[tuple[str, int], int]:
+        """Shard (1..N) of every (case id, repeat) this run selects from ``suite`` under
+        ``--mirage-shard K/N`` (see :func:`partition`); computed once per suite."""
+        s = self.settings
+        n = s.shard[1] if s.shard is not None else 1
+        cached = self._shards.get(suite.name)
+        if cached is None:
+            keys = [(c.lang, c.id, r) for c in self.run_cases(suite) for r in range(s.repeat)]
+            cached = self._shards[suite.name] = partition(suite.name, keys, n)
+        return cached
+
+    def in_shard(self, suite: Suite, case: Case, repeat: int = 0) -> bool:
+        """Whether this run's shard answers ``case`` (its repeat ``repeat``): always without a shard."""
+        if self.settings.shard is None:
+            return True
+        return self.shard_of(suite).get((case.id, repeat)) == self.settings.shard[0]
 
     def rules(self, suite: Suite) -> SuiteRules:
         """Thresholds, gates and metric names of ``suite`` (computed once per suite)."""
@@ -284,6 +306,33 @@ class RunContext:
             except Exception as exc:  # closing must not hide the run's result, but is reported
                 print(f"pytest-mirage: closing model {ad.name!r} failed: {type(exc).__name__}: {exc}",
                       file=sys.stderr)
+
+
+def shard_hash(*parts: object) -> str:
+    """A stable hash (the same on every machine, Python version and process: no ``hash()``)."""
+    import hashlib
+
+    return hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8")).hexdigest()
+
+
+def partition(suite: str, keys: list[tuple[str, str, int]], n: int) -> dict[tuple[str, int], int]:
+    """Shards 1..``n`` of (case id, repeat) given as ``(lang, case id, repeat)`` keys of ``suite``.
+
+    Per suite x language the keys are sorted by a stable hash of (suite, case id, repeat) and dealt
+    round-robin, starting at a shard chosen by the hash of (suite, language): every group's shards
+    differ in size by at most one, and the partition depends on nothing but these names (every
+    machine and xdist worker computes the same). Every model of a case (of one repeat) is in the
+    same shard, so the pairs an arena judges and head-to-head compares are within one shard."""
+    groups: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
+    for key in keys:
+        groups[key[0]].append(key)
+    out: dict[tuple[str, int], int] = {}
+    for lang, members in sorted(groups.items()):
+        start = int(shard_hash(suite, lang)[:12], 16) % n
+        ranked = sorted(members, key=lambda k: (shard_hash(suite, k[1], k[2]), k[1], k[2]))
+        for i, (_lang, case_id, repeat) in enumerate(ranked):
+            out[(case_id, repeat)] = (start + i) % n + 1
+    return out
 
 
 def unknown_metric(registry: MetricRegistry, name: str) -> str:

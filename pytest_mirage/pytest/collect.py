@@ -79,6 +79,8 @@ class SuiteCollector(pytest.Collector):
         for case in cases:
             for spec in ctl.ctx.settings.models:
                 for repeat in range(repeats):
+                    if not ctl.ctx.in_shard(suite, case, repeat):  # --mirage-shard K/N: another shard's
+                        continue
                     # pytest prints node ids: a model name must not carry a workflow command (##[...])
                     name = f"{case.lang}/{case.id}[{neutralise_commands(ctl.ctx.model_name(spec))}]" \
                         + (f"#{repeat}" if repeats > 1 else "")

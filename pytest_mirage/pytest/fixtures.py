@@ -33,7 +33,7 @@ def marker_cases(ctl: Host, suite: str, lang: str | None, base: Path) -> list[tu
     if not cases:
         raise pytest.UsageError(f"@pytest.mark.mirage(suite={suite!r}, lang={lang!r}): no case of suite "
                                 f"{s.name!r} matches (its languages: {', '.join(sorted({c.lang for c in s.cases}))})")
-    return cases
+    return [(r, c) for r, c in cases if ctl.ctx.in_shard(s, c)]  # --mirage-shard K/N: this shard's cases
 
 
 def ref_of(ctl: Host, case: Case) -> str:

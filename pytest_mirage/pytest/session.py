@@ -53,21 +53,10 @@ def deactivate(config: pytest.Config) -> None:
 
 def _registries(config: pytest.Config) -> tuple[Any, Any]:
     """The metric and model registries: built-ins, entry points, then the registration hooks."""
-    from importlib.metadata import entry_points
+    from ..evaluate.registries import default_registries
 
-    from ..evaluate.judging import register_judge_metrics
-    from ..metrics.base import builtin_registry
-    from ..models.registry import ModelRegistry
-
-    metrics = builtin_registry()
-    register_judge_metrics(metrics)
-    for ep in entry_points(group="pytest_mirage.metrics"):
-        obj = ep.load()
-        obj(metrics) if callable(obj) and not hasattr(obj, "fn") else metrics.register(obj)
+    metrics, models = default_registries()
     config.hook.pytest_mirage_register_metrics(registry=metrics, config=config)
-    models = ModelRegistry()
-    for ep in entry_points(group="pytest_mirage.models"):
-        models.register(ep.name, ep.value)
     config.hook.pytest_mirage_register_models(registry=models, config=config)
     return metrics, models
 
@@ -111,6 +100,7 @@ class MirageController:
         self._jobs: dict[str, list[Job]] = {}
         self._langs: set[str] = set()
         self._collected: list[tuple[str, Case]] = []
+        self._worker_suites: dict[str, None] = {}  # refs of the suites xdist workers collected
         self.baseline: tuple[Path, Any] | None = None
         if not self.is_worker and self.ctx.settings.baseline is not None:
             from ..finish.baseline import load_baseline
@@ -143,7 +133,10 @@ class MirageController:
         if self.ctx.settings.suite_stats and not self.is_worker:
             self._collected = [(it.ref, it.case) for it in mine]
         if self.ctx.settings.langs is not None and not self.is_worker:
-            missing = sorted(self.ctx.settings.langs - {it.case.lang for it in mine})
+            # a shard's items are a share of the selected cases: the languages are those of all of them
+            have = {c.lang for _ref, suite in self.ctx.registered_suites() for c in self.ctx.run_cases(suite)} \
+                if self.ctx.settings.shard is not None else {it.case.lang for it in mine}
+            missing = sorted(self.ctx.settings.langs - have)
             if missing:
                 self.notes.append(f"{self.ctx.settings.source('lang')}: no collected suite has cases in "
                                   f"{', '.join(missing)}")
@@ -221,12 +214,15 @@ class MirageController:
         if engine_stats:
             self.ctx.stats.merge(engine_stats)
         self.judge_health = merge_health(self.judge_health, health)
+        self._worker_suites.update(dict.fromkeys(wire.read_worker_suites(node)))
 
     # ---------------------------------------------------------------- session end
     @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: gates are test results there too
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.is_worker:
             wire.write_worker_output(self.config, self.ctx.stats.to_dict(), self.judging.health_json())
+            if self.ctx.settings.shard is not None:
+                wire.write_worker_suites(self.config, [ref for ref, _suite in self.ctx.registered_suites()])
             return
         from ..errors import MirageError
         from ..finish import FinishInput, finish
@@ -234,6 +230,9 @@ class MirageController:
         from .junit import gate_reports, publish_gate_reports
 
         s = self.ctx.settings
+        if s.shard is not None:
+            self._finish_shard(session)
+            return
         if not self.results and not s.writes_reports and not self.collection_errors:
             return
         given = FinishInput(results=tuple(self.results.values()),
@@ -256,6 +255,48 @@ class MirageController:
         if (rep.failed_gates or rep.fatal or rep.failed_regressions or self.finished.write_problems) \
                 and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _finish_shard(self, session: pytest.Session) -> None:
+        """``--mirage-shard K/N``: write the partial report (no session-level gate is evaluated here;
+        the case thresholds have failed their items already)."""
+        from ..config.options import RawOptions
+        from ..config.settings import settings_hash
+        from ..finish.partial import Partial, SuiteStamp, suite_content_hash
+        from ..finish.report import merge_health
+        from ..report.model import CollectionError
+        from ..report.write import write_atomic
+
+        s = self.ctx.settings
+        assert s.shard is not None and s.report is not None  # resolve() requires --mirage-report with a shard
+        k, n = s.shard
+        if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and not self.collection_errors:
+            session.exitstatus = pytest.ExitCode.OK  # a shard may hold no case of a small run: not an error
+        raw = RawOptions.of_config(self.config)
+        # every suite collected here or by a worker (even with no case in this shard), and of every result
+        refs = dict.fromkeys([*(ref for ref, _suite in self.ctx.registered_suites()), *self._worker_suites,
+                              *(r.suite_ref for r in self.results.values())])
+        partial = Partial(
+            shard=(k, n), settings_hash=settings_hash(raw), options=raw,
+            suites=tuple(SuiteStamp(suite.name, ref, suite_content_hash(suite))
+                         for ref, suite in sorted(((ref, self.ctx.suite(ref)) for ref in refs),
+                                                  key=lambda x: x[1].name)),
+            results=tuple(self.results.values()),
+            collection_errors=tuple(CollectionError(key, v) for key, v in self.collection_errors.items()),
+            problems=(*self.ctx.stats.problems, *self.notes),
+            judge_health=merge_health(self.judge_health, self.judging.health_json()),
+            engine_stats=self.ctx.stats.to_dict(), exitstatus=int(session.exitstatus))
+        try:
+            write_atomic(s.report, partial.to_bytes())
+        except OSError as exc:
+            self.errors.append(f"cannot write the partial report {s.report}: {exc.strerror or exc}")
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            return
+        skipped = [f"{s.source(name)} {path}" for name, path in (("markdown", s.markdown), ("html", s.html),
+                                                                 ("record", s.record)) if path is not None]
+        self.notes.append(f"shard {k}/{n}: {len(self.results)} case result(s) written to the partial report "
+                          f"{s.report}; session-level gates, arena, baseline comparison and reports are not "
+                          "evaluated in a shard: run 'python -m pytest_mirage merge' over the partials of all "
+                          f"{n} shards" + (f" ({', '.join(skipped)}: written by the merge)" if skipped else ""))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         from .terminal import SummaryInput, write_summary

@@ -8,7 +8,8 @@
   report, see :mod:`.junit`).
 * **Per-worker totals** (engine counters, judge health) go through ``config.workeroutput`` under
   :data:`ENGINE_STATS_KEY` and :data:`JUDGE_HEALTH_KEY` and are merged by the controller when the
-  worker goes down.
+  worker goes down; so do the refs of the suites it collected (:data:`SUITES_KEY`), which a
+  ``--mirage-shard`` controller stamps in its partial report.
 
 The entry carries a version: a controller that meets another version says so instead of guessing.
 """
@@ -25,6 +26,7 @@ from ..results import CaseResult
 RESULTS_PROPERTY = "pytest_mirage.results.v1"
 ENGINE_STATS_KEY = "mirage_engine_stats"
 JUDGE_HEALTH_KEY = "mirage_judge_health"
+SUITES_KEY = "mirage_suites"  # the refs of the suites a worker registered (a shard stamps them all)
 
 
 def attach_results(report: Any, results: Sequence[CaseResult]) -> None:
@@ -55,3 +57,13 @@ def read_worker_output(node: Any) -> tuple[dict[str, Any], dict[str, dict[str, A
     """(engine counters, judge health by judge) a finished worker sent (empty when it sent none)."""
     output = getattr(node, "workeroutput", None) or {}
     return dict(output.get(ENGINE_STATS_KEY) or {}), dict(output.get(JUDGE_HEALTH_KEY) or {})
+
+
+def write_worker_suites(config: Any, refs: Sequence[str]) -> None:
+    config.workeroutput[SUITES_KEY] = list(refs)
+
+
+def read_worker_suites(node: Any) -> list[str]:
+    """The refs of the suites a finished worker collected (empty when it sent none)."""
+    output = getattr(node, "workeroutput", None) or {}
+    return [str(x) for x in output.get(SUITES_KEY) or ()]
