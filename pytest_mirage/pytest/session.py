@@ -150,12 +150,13 @@ class MirageController:
     # ---------------------------------------------------------------- running
     def answer(self, item: MirageItem) -> CaseResult:
         """``item``'s result; the first item of a model answers this process's items of that model."""
+        import contextlib
+
         from .compat import capture_disabled
 
-        if self.ctx.engine.progress:  # the progress bar must reach the terminal (outside capture)
-            with capture_disabled(self.config):
-                return self.answerer.result(item.spec, item.ref, item.case, lambda: self._jobs_of(item), item.repeat)
-        return self.answerer.result(item.spec, item.ref, item.case, lambda: self._jobs_of(item), item.repeat)
+        # the progress bar must reach the terminal (outside output capture)
+        with capture_disabled(self.config) if self.ctx.engine.progress else contextlib.nullcontext():
+            return self.answerer.result(item.spec, item.ref, item.case, lambda: self._jobs_of(item), item.repeat)
 
     def _jobs_of(self, item: MirageItem) -> list[Job]:
         """This process's jobs of ``item``'s model: all its items (planned once per model), or under
