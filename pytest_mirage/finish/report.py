@@ -275,6 +275,13 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
     calibration, ppi, cal_problems = _step("human-label calibration", fatal, lambda: calibration_sections(ctx, res),
                                            no_calibration)
     all_problems += cal_problems
+    if calibration:  # its own step: a failure here keeps the agreement and PPI rows
+        from .signals import faithfulness_calibration
+
+        calibration, signal_problems = _step("faithfulness calibration", fatal,
+                                             lambda: faithfulness_calibration(ctx, res, calibration),
+                                             (calibration, []))
+        all_problems += signal_problems
     no_gates: list[GateResult] = []
     gates = _step("gates", fatal, lambda: evaluate_gates(res, gates_by_suite, model_level=model_level,
                                                          seed=ctx.settings.seed, model_values=model_values,

@@ -322,7 +322,8 @@ def build_html(report: RunReport, *, max_cases: int = MAX_CASES) -> str:
     if not report.failed_gates:
         body += gates
     body += _cases(report, max_cases)
-    for name in ("failures", "errors", "leaderboards", "arena", "surrogate", "overview"):
+    # the statistics sections (judge health, baseline, calibration, ...) as in the Markdown report
+    for name in ("failures", "errors", "leaderboards", "statistics", "arena", "surrogate", "overview"):
         body += _blocks(doc.section(name))
     return _page(doc.title, body, script=True)
 
