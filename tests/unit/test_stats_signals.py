@@ -4,6 +4,7 @@ precision, and the join of a label file with a run's results. Cross-checked with
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -72,7 +73,7 @@ def test_threshold_for_a_precision_is_the_highest_recall_one() -> None:
         pt = threshold_for_precision(FAITHFUL, SCORES, target)
         vals = np.unique(SCORES)
         best = None
-        for lo, hi in zip(vals[:-1], vals[1:], strict=True):
+        for lo, hi in itertools.pairwise(vals):
             fs = flag_stats(FAITHFUL, SCORES <= lo)
             if fs.precision >= target and (best is None or (fs.recall, fs.precision) > best[1:]):
                 best = ((lo + hi) / 2, fs.recall, fs.precision)
