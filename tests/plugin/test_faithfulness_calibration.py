@@ -7,6 +7,7 @@ precision, in the JSON (read back byte for byte), the terminal, Markdown and HTM
 from __future__ import annotations
 
 import json
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,64 @@ def test_not_reachable_and_a_bad_precision_option(pytester: pytest.Pytester) -> 
                              "--mirage-calibration-precision=1.5")
     assert res.ret == pytest.ExitCode.USAGE_ERROR
     res.stderr.fnmatch_lines(["*--mirage-calibration-precision*1.5*expected a target precision in (0, 1]*"])
+
+
+class _Rows(HTMLParser):
+    """The sentence-verdict rows of an HTML report: [(verdict class, [cell texts])]."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[tuple[str, list[str]]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        cls = dict(attrs).get("class") or ""
+        if tag == "tr" and cls.startswith("verdict "):
+            self.rows.append((cls.split()[1], []))
+        elif tag == "td" and self.rows:
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "td" and self._cell is not None:
+            self.rows[-1][1].append("".join(self._cell).strip())
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def test_failed_cases_show_their_sentence_verdicts(pytester: pytest.Pytester) -> None:
+    _suite(pytester.path)
+    run = pytester.path / "sys.jsonl"
+    lines = run.read_text(encoding="utf-8").splitlines()
+    # an answer whose invented sentence carries markup: shown as text, never as HTML
+    first = json.loads(lines[1])
+    first["output"] = ("##Answer: Town 1 was founded in the year 1207 by river traders. [en1#0] It has <script>x</script> "
+                       "94 bridges. Unable to answer based on given passages.")
+    lines = [ln for ln in lines if json.loads(ln)["case_id"] != "en-01"] + [json.dumps(first | {"case_id": "en-01"})]
+    run.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out, html = pytester.path / "r.json", pytester.path / "r.html"
+    res = pytester.runpytest("calib", f"--mirage-model=replay:{run}", "--mirage-threshold=faithfulness >= 0.99",
+                             f"--mirage-report={out}", f"--mirage-html={html}")
+    assert res.ret == pytest.ExitCode.TESTS_FAILED
+    rep = json.loads(out.read_text())
+    case = next(c for c in rep["cases"] if c["case_id"] == "en-01")
+    verdicts = [s["verdict"] for s in case["sentences"]]
+    assert verdicts[0] == "supported" and "unsupported" in verdicts and verdicts[-1] == "refusal", case["sentences"]
+    bad = next(s for s in case["sentences"] if s["verdict"] == "unsupported")
+    assert "number: 94" in bad["missing"] and "94" in bad["reason"]
+    assert case["sentences"][0]["aligned_passage"] == "en1#0"
+    assert "founded in the year 1207" in case["sentences"][0]["aligned_sentence"]
+    page = html.read_text(encoding="utf-8")
+    assert "<script>x</script>" not in page and "&lt;script&gt;x&lt;/script&gt;" in page
+    parser = _Rows()
+    parser.feed(page)
+    mine = [cells for verdict, cells in parser.rows if "94 bridges" in cells[0]]
+    assert mine and mine[0][1] == "unsupported" and "number: 94" in mine[0][3], parser.rows
+    assert any(v == "refusal" and cells[1] == "refusal" for v, cells in parser.rows)
+    assert any(v == "supported" and cells[2].startswith("[en1#0] Town 1 was founded") for v, cells in parser.rows)
+    # the JSON carries them; read back, the same bytes
+    again = RunReport.from_json(rep)
+    assert json.dumps(again.to_json(), ensure_ascii=False, sort_keys=True) == \
+        json.dumps(rep, ensure_ascii=False, sort_keys=True)
