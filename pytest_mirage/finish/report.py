@@ -306,9 +306,9 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
     if calibration:  # its own step: a failure here keeps the agreement and PPI rows
         from .signals import faithfulness_calibration
 
+        unchanged: tuple[list[CalibrationSection], list[str]] = (calibration, [])
         calibration, signal_problems = _step("faithfulness calibration", fatal,
-                                             lambda: faithfulness_calibration(ctx, res, calibration),
-                                             (calibration, []))
+                                             lambda: faithfulness_calibration(ctx, res, unchanged[0]), unchanged)
         all_problems += signal_problems
     no_gates: list[GateResult] = []
     gates = _step("gates", fatal, lambda: evaluate_gates(res, gates_by_suite, model_level=model_level,

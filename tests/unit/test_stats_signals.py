@@ -133,3 +133,23 @@ def test_disagreeing_labels_of_one_answer_are_left_out_with_why() -> None:
     assert joined.rows == ()
     (why,) = joined.conflicts
     assert "labels.csv:2 faithfulness=1" in why and "labels.csv:3 support_lexical=0" in why
+
+
+def test_the_report_section_reads_back_and_names_a_bad_field() -> None:
+    from pytest_mirage.report.reading import ReportFormatError
+    from pytest_mirage.report.statistics import CalibrationSection, Statistics
+    from pytest_mirage.stats.calibration import Calibration
+
+    row = SignalCalibration.of("s", "faithfulness", "en", FAITHFUL, SCORES, 0.6, target_precision=0.9)
+    st = Statistics(calibration=(CalibrationSection("s", "labels.csv", Calibration((), (), ()), (row,)),))
+    data = st.to_json()
+    assert data["calibration"][0]["faithfulness"][0]["metric"] == "faithfulness"
+    back = Statistics.from_json(data)
+    assert back.to_json() == data and back.calibration[0].faithfulness[0] == row
+    # a section without rows writes no key (reports of runs before this section keep their bytes)
+    empty = Statistics(calibration=(CalibrationSection("s", "labels.csv", Calibration((), (), ())),)).to_json()
+    assert "faithfulness" not in empty["calibration"][0]
+    del data["calibration"][0]["faithfulness"][0]["roc_auc"]
+    data["calibration"][0]["faithfulness"][0]["n"] = "6"
+    with pytest.raises(ReportFormatError, match=r"calibration\[0\]\.faithfulness\[0\]\.n"):
+        Statistics.from_json(data)
