@@ -14,6 +14,12 @@ TOURNAMENTS = 200  # bootstrap tournaments of the arena
 MIN_TOURNAMENTS = 10
 RETRIEVAL_K = 3  # cut-off of retrieval metrics and size of the harness's retrieved context
 ALPHA = 0.05  # significance level of regression gates and head-to-head tests
+# target precision of flagging unfaithful answers in the calibration against human labels: the
+# report names the threshold of each faithfulness signal that reaches it (docs/judges.md)
+CALIBRATION_PRECISION = 0.9
+# the threshold a faithfulness signal's flags are counted at when no case threshold names it
+# (faithfulness_judge: its model file's own, 0.45)
+SIGNAL_THRESHOLD = 0.5
 PAIRED_TEST = "t"  # the paired test of baseline comparisons
 TEST_METHODS: tuple[str, ...] = ("t", "sign_flip")  # --mirage-paired-test
 BOOTSTRAP_RESAMPLES = 1000  # bootstrap resamples of intervals and paired comparisons

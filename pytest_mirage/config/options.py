@@ -93,6 +93,9 @@ OPTIONS: tuple[Option, ...] = (
            "model of the baseline: CANDIDATE=PRODUCTION (repeatable)", "list", "NEW=OLD"),
     Option("--mirage-alpha", "mirage_alpha", "significance level of regression gates and head-to-head tests",
            "string", "A", defaults.ALPHA),
+    Option("--mirage-calibration-precision", "mirage_calibration_precision", "with human faithfulness labels "
+           "(labels.csv next to a suite): the precision of flagging unfaithful answers the calibration table finds "
+           "each faithfulness signal's threshold for", "string", "P", defaults.CALIBRATION_PRECISION),
     Option("--mirage-paired-test", "mirage_paired_test", "paired test of baseline comparisons: t or sign_flip",
            "string", "TEST", defaults.PAIRED_TEST),
     Option("--mirage-repeat", "mirage_repeat", "answer every case N times (independent cached calls; use a "

@@ -65,6 +65,7 @@ class Settings:
     baseline: Path | None = None
     baseline_map: Mapping[str, str] = field(default_factory=dict)  # candidate model -> baseline model
     alpha: float = defaults.ALPHA
+    calibration_precision: float = defaults.CALIBRATION_PRECISION
     paired_test: str = defaults.PAIRED_TEST
     repeat: int = defaults.REPEAT
     sample_count: int | None = None
@@ -136,6 +137,16 @@ def _judges(raw: options.Raw | None) -> tuple[JudgeSpec, ...]:
     from ..judges.spec import parse_judge_specs
 
     return tuple(parse_judge_specs([str(v) for v in raw.value], source=raw.source))
+
+
+def parse_precision(raw: options.Raw) -> float:
+    try:
+        value = float(raw.value)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not 0.0 < value <= 1.0:
+        raise ConfigError(f"{raw.source}: found {raw.value!r}; expected a target precision in (0, 1], e.g. 0.9")
+    return value
 
 
 def parse_alpha(raw: options.Raw) -> float:
@@ -317,6 +328,7 @@ def resolve(config: Any) -> Settings:
         force_surrogate=bool(get("--mirage-force-surrogate").value),
         regressions=regressions, baseline=Path(baseline.value) if baseline.value else None,
         baseline_map=parse_mapping(get("--mirage-baseline-map")), alpha=parse_alpha(get("--mirage-alpha")),
+        calibration_precision=parse_precision(get("--mirage-calibration-precision")),
         paired_test=_choice(get("--mirage-paired-test"), defaults.TEST_METHODS),
         repeat=parse_int(repeat_raw.value, repeat_raw.source, defaults.REPEAT, minimum=1, maximum=1000),
         sample_count=sample_count, sample_share=sample_share,

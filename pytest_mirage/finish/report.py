@@ -27,6 +27,7 @@ from ..report.model import (
     MetricInfo,
     PassageView,
     RunReport,
+    SentenceView,
     SuiteInfo,
     SurrogateInfo,
     SurrogateScore,
@@ -40,9 +41,11 @@ from ..report.statistics import (
 )
 from ..results import CaseResult
 from ..suites.bm25 import corpus_map
+from ..suites.model import Passage
 from .arena import ArenaOutcome, run_arena, surrogate_dir
 from .baseline import Baseline, compare_with_baseline
 from .references import reference_results
+from .signals import is_faithfulness_signal
 
 if TYPE_CHECKING:
     from ..aggregate.regression import RegressionGateResult
@@ -78,11 +81,36 @@ def case_details(ctx: RunContext, results: Iterable[CaseResult]) -> list[CaseDet
                 passages = tuple(by_id[i] for i in ids if i in by_id)
         views = tuple(PassageView(p.id, _excerpt(p.text, EXCERPT_CHARS), p.title, p.id in case.relevant, p.id in cited)
                       for p in passages)
+        sentences: tuple[SentenceView, ...] = ()
+        if answer is not None and any(is_faithfulness_signal(m) for m in r.metrics):
+            context = case.passages
+            if not context and suite.corpus is not None and line is not None:
+                by_id = corpus_map(suite.corpus)
+                seen = line.contexts or (line.retrieved or ())[: max(suite_k(suite), 10)]
+                context = tuple(by_id[i] for i in seen if i in by_id)
+            sentences = sentence_views(answer, context, r.lang)
         out.append(CaseDetail(r.suite, r.case_id, r.lang, r.model, case.source, case.question,
                               _excerpt(answer, ANSWER_CHARS) if answer is not None else None,
                               tuple(c for c in cited if c in known), tuple(c for c in cited if c not in known), views,
-                              dict(r.judge_replies)))
+                              dict(r.judge_replies), sentences))
     return out
+
+
+MAX_SENTENCES = 40  # sentence verdicts kept per failed case (the first ones)
+
+
+def sentence_views(answer: str, passages: Sequence[Passage], lang: str) -> tuple[SentenceView, ...]:
+    """The sentence verdicts of ``answer`` against the passages it saw, as the per-case view shows
+    them (:func:`pytest_mirage.metrics.verdicts.sentence_verdicts`; texts cut to excerpts)."""
+    from ..metrics.verdicts import explain, sentence_verdicts
+
+    out = []
+    for v in sentence_verdicts(answer, passages, lang)[:MAX_SENTENCES]:
+        reason = v.reason or (explain(v) if v.verdict == "unsupported" else "")
+        out.append(SentenceView(_excerpt(v.text, EXCERPT_CHARS), v.verdict, v.aligned_passage,
+                                _excerpt(v.aligned_sentence, EXCERPT_CHARS), tuple(f"{c.kind}: {c.text}" for c in v.missing),
+                                _excerpt(reason, EXCERPT_CHARS)))
+    return tuple(out)
 
 
 def merge_health(*parts: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -275,6 +303,13 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
     calibration, ppi, cal_problems = _step("human-label calibration", fatal, lambda: calibration_sections(ctx, res),
                                            no_calibration)
     all_problems += cal_problems
+    if calibration:  # its own step: a failure here keeps the agreement and PPI rows
+        from .signals import faithfulness_calibration
+
+        unchanged: tuple[list[CalibrationSection], list[str]] = (calibration, [])
+        calibration, signal_problems = _step("faithfulness calibration", fatal,
+                                             lambda: faithfulness_calibration(ctx, res, unchanged[0]), unchanged)
+        all_problems += signal_problems
     no_gates: list[GateResult] = []
     gates = _step("gates", fatal, lambda: evaluate_gates(res, gates_by_suite, model_level=model_level,
                                                          seed=ctx.settings.seed, model_values=model_values,

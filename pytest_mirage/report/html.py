@@ -273,8 +273,35 @@ def _case(c: CaseDetail, result: CaseResult | None) -> list[str]:
                      + "</ul>")
     for kind, reply in c.judges.items():
         parts.append(f"<details><summary>judge: {_e(n(kind))}</summary><pre>{_e(reply)}</pre></details>")
-    out.append(f'<div class="cites">{"".join(parts)}</div></div></article>')
+    out.append(f'<div class="cites">{"".join(parts)}</div></div>')
+    out += _sentences(c)
+    out.append("</article>")
     return out
+
+
+VERDICT_MARKS = {"supported": ("rel", "supported"), "unsupported": ("bad", "unsupported"),
+                 "no_content": ("", "no checkable content"), "refusal": ("cited", "refusal")}
+
+
+def _sentences(c: CaseDetail) -> list[str]:
+    """The answer's sentence verdicts: each sentence, its verdict, the passage sentence it aligns to
+    and the facts no passage states."""
+    if not c.sentences:
+        return []
+    rows = []
+    for v in c.sentences:
+        cls, word = VERDICT_MARKS.get(v.verdict, ("", v.verdict))
+        aligned = (f'[{_e(sanitize_name(v.aligned_passage))}] {_e(v.aligned_sentence)}' if v.aligned_passage
+                   else '<span class="note">no passage sentence</span>')
+        missing = "".join(f"<li>{_e(m)}</li>" for m in v.missing)
+        why = f'<p class="note">{_e(v.reason)}</p>' if v.reason else ""
+        rows.append(f'<tr class="verdict {a(v.verdict)}"><td class="txt">{_e(v.text)}</td>'
+                    f'<td><span class="mark {cls}">{_e(word)}</span></td><td class="txt">{aligned}</td>'
+                    f'<td>{f"<ul>{missing}</ul>" if missing else ""}{why}</td></tr>')
+    return ['<details class="sentences" open><summary>Faithfulness, sentence by sentence '
+            f'({sum(v.verdict == "unsupported" for v in c.sentences)} unsupported of {len(c.sentences)})</summary>'
+            '<table><thead><tr><th>answer sentence</th><th>verdict</th><th>aligned passage sentence</th>'
+            '<th>missing facts</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table></details>"]
 
 
 def _cases(report: RunReport, max_cases: int) -> list[str]:
@@ -322,7 +349,8 @@ def build_html(report: RunReport, *, max_cases: int = MAX_CASES) -> str:
     if not report.failed_gates:
         body += gates
     body += _cases(report, max_cases)
-    for name in ("failures", "errors", "leaderboards", "arena", "surrogate", "overview"):
+    # the statistics sections (judge health, baseline, calibration, ...) as in the Markdown report
+    for name in ("failures", "errors", "leaderboards", "statistics", "arena", "surrogate", "overview"):
         body += _blocks(doc.section(name))
     return _page(doc.title, body, script=True)
 

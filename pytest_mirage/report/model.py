@@ -98,6 +98,28 @@ class PassageView:
     cited: bool = False
 
 
+SENTENCE_VERDICTS = ("supported", "unsupported", "no_content", "refusal")  # metrics/verdicts.py VERDICTS
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceView:
+    """One answer sentence of a failed case and its faithfulness verdict (``verdict``: supported,
+    unsupported, no_content or refusal), the passage sentence it aligns to (``aligned_passage``: its
+    passage id, None without evidence), the facts no passage states (``kind: text``) and why it is
+    unsupported (``reason``)."""
+
+    text: str
+    verdict: str
+    aligned_passage: str | None = None
+    aligned_sentence: str = ""
+    missing: tuple[str, ...] = ()
+    reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "verdict": self.verdict, "aligned_passage": self.aligned_passage,
+                "aligned_sentence": self.aligned_sentence, "missing": list(self.missing), "reason": self.reason}
+
+
 @dataclass(frozen=True, slots=True)
 class CaseDetail:
     """What a reader needs to see why a case failed: question, answer, passages and citations side by
@@ -114,6 +136,8 @@ class CaseDetail:
     invalid_citations: tuple[str, ...] = ()
     passages: tuple[PassageView, ...] = ()
     judges: Mapping[str, str] = field(default_factory=dict)  # judge kind -> raw reply (excerpt)
+    # the answer's sentence verdicts when a faithfulness signal was computed (absent from the JSON when empty)
+    sentences: tuple[SentenceView, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +266,9 @@ class RunReport:
                              "citations": list(c.citations), "invalid_citations": list(c.invalid_citations),
                              "passages": [{"id": p.id, "title": p.title, "text": p.text, "relevant": p.relevant,
                                            "cited": p.cited} for p in c.passages],
-                             "judges": dict(c.judges)} for c in self.cases]
+                             "judges": dict(c.judges),
+                             **({"sentences": [v.to_json() for v in c.sentences]} if c.sentences else {})}
+                            for c in self.cases]
         for key, value in self.statistics.to_json().items():
             out[key] = _rounded(value)
         if self.judge_health:
@@ -350,6 +376,23 @@ class _Reader:
             if not isinstance(item, Mapping):
                 raise _bad(f"{key}[{i}]", item, "an object")
         return v
+
+    def _sentences(self, c: Mapping[str, Any], where: str) -> tuple[SentenceView, ...]:
+        v = c.get("sentences", [])
+        if not isinstance(v, list):
+            raise _bad(f"{where}.sentences", v, "a list of objects")
+        out = []
+        for i, s in enumerate(v):
+            w = f"{where}.sentences[{i}]"
+            if not isinstance(s, Mapping):
+                raise _bad(w, s, "an object")
+            verdict = self.text(s, "verdict", w)
+            if verdict not in SENTENCE_VERDICTS:
+                raise _bad(f"{w}.verdict", verdict, f"one of {', '.join(SENTENCE_VERDICTS)}")
+            out.append(SentenceView(self.text(s, "text", w), verdict, self.opt_text(s, "aligned_passage", w),
+                                    self.text(s, "aligned_sentence", w), self.texts(s, "missing", w),
+                                    self.text(s, "reason", w)))
+        return tuple(out)
 
     def numbers(self, obj: Mapping[str, Any], key: str, where: str) -> dict[str, float | None]:
         m = self.mapping(obj, key, where)
@@ -459,7 +502,8 @@ class _Reader:
                                     self.text(c, "question", w), self.opt_text(c, "answer", w),
                                     self.texts(c, "citations", w, required=False),
                                     self.texts(c, "invalid_citations", w, required=False), tuple(passages),
-                                    {str(k): str(v) for k, v in self.mapping(c, "judges", w, required=False).items()}))
+                                    {str(k): str(v) for k, v in self.mapping(c, "judges", w, required=False).items()},
+                                    self._sentences(c, w)))
         statistics = Statistics.from_json(r)
         status = r.get("status", "passed")
         if status not in ("passed", "failed"):

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ..stats.paired import CaseChange, Comparison, ComparisonRow
     from ..stats.repeats import RepeatSummary
     from ..stats.sampling import Sample
+    from ..stats.signals import SignalCalibration
 
 # the sections in the order the JSON report writes them
 SECTIONS = ("sample", "calibration", "baseline", "regressions", "head_to_head", "repeats")
@@ -161,14 +162,20 @@ class HeadToHeadRow:
 
 @dataclass(frozen=True, slots=True)
 class CalibrationSection:
-    """Judge agreement and PPI means of one suite from its human labels (``labels``: the file)."""
+    """Judge agreement and PPI means of one suite from its human labels (``labels``: the file), and
+    every faithfulness signal of the run against the answers' faithfulness labels (``faithfulness``:
+    per signal x language, :mod:`pytest_mirage.stats.signals`; absent from the JSON when empty)."""
 
     suite: str
     labels: str
     calibration: Calibration
+    faithfulness: tuple[SignalCalibration, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"suite": self.suite, "labels": self.labels, **self.calibration.to_json()}
+        out = {"suite": self.suite, "labels": self.labels, **self.calibration.to_json()}
+        if self.faithfulness:
+            out["faithfulness"] = [r.to_json() for r in self.faithfulness]
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,5 +328,19 @@ def _calibration(c: Fields) -> CalibrationSection:
         groups.append(GroupCalibration(g.text("suite"), g.text("model"), g.text("metric"), ppi, g.note()))
     unmatched = tuple(UnmatchedLabel(u.text("where"), u.text("case_id"), u.text("model"), u.text("metric"),
                                      u.text("reason")) for u in c.items("unmatched_labels"))
+    signals = tuple(_signal(r) for r in c.items("faithfulness")) if c.has("faithfulness") else ()
     return CalibrationSection(c.text("suite"), c.text("labels"),
-                              Calibration(tuple(agreements), tuple(groups), unmatched))
+                              Calibration(tuple(agreements), tuple(groups), unmatched), signals)
+
+
+def _signal(r: Fields) -> SignalCalibration:
+    from ..stats.signals import SignalCalibration
+
+    return SignalCalibration(
+        suite=r.text("suite"), metric=r.text("metric"), lang=r.text("lang"), n=r.integer("n"),
+        faithful=r.integer("faithful"), nulls=r.integer("nulls"), roc_auc=r.nan_number("roc_auc"),
+        threshold=r.nan_number("threshold"), strict=r.flag("strict"), threshold_source=r.text("threshold_source"),
+        flagged=r.integer("flagged"), precision=r.nan_number("precision"), recall=r.nan_number("recall"),
+        f1=r.nan_number("f1"), target_precision=r.number("target_precision"),
+        precision_threshold=r.nan_number("precision_threshold"), precision_recall=r.nan_number("precision_recall"),
+        note=r.note())

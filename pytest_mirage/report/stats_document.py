@@ -27,11 +27,12 @@ from .blocks import (
 from .format import HEADLINE_METRICS, NULL, bounds, estimate, p_value, signed, stat
 from .model import RunReport
 from .sanitize import one_line, sanitize_name
-from .stats_lines import output_mode
+from .stats_lines import output_mode, precision_threshold, signal_threshold
 
 if TYPE_CHECKING:
     from ..aggregate.regression import RegressionGateResult
     from ..stats.repeats import RepeatSummary
+    from ..stats.signals import SignalCalibration
     from .statistics import BaselineSection, CalibrationSection, HeadToHeadRow, SampleSection
 
 
@@ -143,9 +144,31 @@ def _calibration(sections: Sequence[CalibrationSection]) -> list[Block]:
                                     row_tags(sec.suite, None, g.model)))
             blocks.append(Table((Column("model"), Column("metric"), Column("PPI mean", True), Column("95% CI", True),
                                  Column("judge mean", True), Column("cases")), tuple(rows)))
+        if sec.faithfulness:
+            blocks += _faithfulness(sec.suite, sec.faithfulness)
         if cal.unmatched:
             blocks.append(BulletList(tuple(f"{u.where}: {u.reason}" for u in cal.unmatched[:50])))
     return blocks
+
+
+def _faithfulness(suite: str, rows: Sequence[SignalCalibration]) -> list[Block]:
+    target = stat(rows[0].target_precision)
+    return [
+        Paragraph((Span("Faithfulness signals against the answers' faithfulness labels (label 1 = faithful). "
+                        "ROC AUC: faithful answers as positives. Precision, recall and F1 are those of flagging "
+                        "unfaithful answers: an answer is flagged when its score fails the threshold (the case "
+                        f"threshold on the signal, else its default). Last column: the threshold that flags with "
+                        f"precision at least {target} and the highest recall (docs/judges.md, \"Calibrating "
+                        "against your labels\")."),)),
+        Table((Column("signal"), Column("lang"), Column("labelled", True), Column("unfaithful", True),
+               Column("null", True), Column("ROC AUC", True), Column("threshold"), Column("flagged", True),
+               Column("precision", True), Column("recall", True), Column("F1", True),
+               Column(f"threshold for precision {target}")),
+              tuple(Row((r.metric, r.lang, str(r.n), str(r.unfaithful), str(r.nulls), stat(r.roc_auc),
+                         signal_threshold(r), str(r.flagged), stat(r.precision), stat(r.recall), stat(r.f1),
+                         precision_threshold(r)), "na" if not r.n else "",
+                        row_tags(suite, None if r.lang == "all" else r.lang, None)) for r in rows)),
+    ]
 
 
 def _judge_health(health: Mapping[str, Mapping[str, Any]]) -> list[Block]:

@@ -7,13 +7,14 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .format import HEADLINE_METRICS, estimate, p_value, signed, stat
+from .format import HEADLINE_METRICS, NULL, estimate, p_value, signed, stat
 from .model import RunReport
 from .sanitize import one_line
 
 if TYPE_CHECKING:
     from ..aggregate.regression import RegressionGateResult
     from ..stats.repeats import RepeatSummary
+    from ..stats.signals import SignalCalibration
     from .statistics import BaselineRow, BaselineSection, CalibrationSection, HeadToHeadRow
 
 MAX_CHANGES = 10  # added/removed cases listed in the terminal (the report lists all)
@@ -103,11 +104,47 @@ def calibration_lines(sections: Sequence[CalibrationSection]) -> list[str]:
                 lines.append(f"  {g.model} {g.metric}: PPI mean {estimate(ppi.estimate, ppi.interval.low, ppi.interval.high)} "
                              f"from {ppi.n_all} judged + {ppi.n_labelled} labelled cases "
                              f"(judge alone {stat(ppi.judge_mean)})")
+        if sec.faithfulness:
+            lines += faithfulness_lines(sec.faithfulness)
         if cal.unmatched:
             first = cal.unmatched[0]
             lines.append(f"  {len(cal.unmatched)} labels not used (listed in the report), e.g. {first.where}: "
                          f"{first.reason}")
     return lines
+
+
+NOT_REACHABLE = "not reachable"
+
+
+def signal_threshold(row: SignalCalibration) -> str:
+    """The threshold a row's flags were counted at: ``>= 0.450``, or "per language"."""
+    if math.isnan(row.threshold):
+        return "per language" if row.n else NULL
+    return f"{'>' if row.strict else '>='} {stat(row.threshold)}"
+
+
+def precision_threshold(row: SignalCalibration) -> str:
+    """The threshold reaching the target precision with its recall, or "not reachable"."""
+    if not row.n:
+        return NULL
+    if not row.reachable:
+        return NOT_REACHABLE
+    return f">= {stat(row.precision_threshold)} (R {stat(row.precision_recall)})"
+
+
+def faithfulness_lines(rows: Sequence[SignalCalibration]) -> list[str]:
+    """The faithfulness signals against the labels, a compact table (docs/judges.md)."""
+    target = rows[0].target_precision
+    head = ("signal", "lang", "n", "unfaithful", "AUC", "threshold", "P", "R", "F1", f"for P >= {stat(target)}")
+    table = [head] + [(r.metric, r.lang, str(r.n), str(r.unfaithful), stat(r.roc_auc), signal_threshold(r),
+                       stat(r.precision), stat(r.recall), stat(r.f1), precision_threshold(r)) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    out = ["  faithfulness signals against the labels (label 1 = faithful; P/R/F1 of flagging unfaithful "
+           "answers: a score failing the threshold):"]
+    for row in table:
+        out.append("    " + "  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+                                      for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip())
+    return out
 
 
 def judge_health_lines(health: Mapping[str, Mapping[str, Any]]) -> list[str]:

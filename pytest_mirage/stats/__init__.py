@@ -9,6 +9,8 @@ functions that need a t or binomial tail; no pytest).
 * :mod:`.repeats`: repeated sampling (pass rate, pass^N, pass^k, flaky cases).
 * :mod:`.calibration` and :mod:`.labels`: judge agreement with human labels and the
   prediction-powered (PPI) mean of ARES §3.3; the label file format and its loader.
+* :mod:`.signals`: faithfulness signals against the answers' faithfulness labels (ROC AUC,
+  precision / recall / F1 of flagging at a threshold, the threshold for a chosen precision).
 * :mod:`.headtohead`: wins / ties / losses, sign test and Wilson win rate, for cases and battles.
 * :mod:`.sampling`: a seeded, stable subset of cases per suite x language.
 
@@ -43,12 +45,14 @@ _WHERE: dict[str, str] = {
     "PPIEstimate": "calibration",
     "RepeatSummary": "repeats",
     "Sample": "sampling",
+    "SignalCalibration": "signals",
     "StatsError": "_common",
     "TestResult": "paired",
     "battle_head_to_head": "headtohead",
     "bootstrap_mean_ci": "intervals",
     "bootstrap_mean_cis": "intervals",
     "calibrate": "calibration",
+    "calibrate_signals": "signals",
     "calibration_table": "calibration",
     "case_repeats": "repeats",
     "cases_needed": "power",
@@ -75,6 +79,7 @@ _WHERE: dict[str, str] = {
     "samples_by_case": "repeats",
     "sign_test": "headtohead",
     "summarize_repeats": "repeats",
+    "threshold_for_precision": "signals",
     "to_records": "records",
     "wilson_interval": "intervals",
 }
