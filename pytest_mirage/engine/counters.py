@@ -36,6 +36,16 @@ class EngineStats:
     problems: list[str] = field(default_factory=list)
     # per model: what its capacity controller learned and did (see engine/capacity.py figures())
     capacity: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # per metric judge: its ``complete`` calls / forward passes, summed over the processes. Each xdist
+    # worker batches the items it runs, so this varies with -n: shown here, never in a report
+    judge_batches: dict[str, int] = field(default_factory=dict)
+
+    def add_judge_batches(self, health: Mapping[str, Mapping[str, Any]]) -> None:
+        """Add the ``batches`` of each judge's health (``{judge: JudgeHealth.to_json()}``)."""
+        for judge, h in health.items():
+            n = h.get("batches", 0) if isinstance(h, Mapping) else 0
+            if isinstance(n, int) and not isinstance(n, bool) and n:
+                self.judge_batches[str(judge)] = self.judge_batches.get(str(judge), 0) + n
 
     def add_capacity(self, model: str, figures: Mapping[str, Any]) -> None:
         """Add one run's capacity figures of ``model``: counts and waits add up, the limit and rate
@@ -76,6 +86,9 @@ class EngineStats:
                 for message in value if isinstance(value, list) else ():
                     if isinstance(message, str):
                         self.problem(message)
+            elif f.name == "judge_batches":
+                if isinstance(value, Mapping):
+                    self.add_judge_batches({j: {"batches": n} for j, n in value.items()})
             elif f.name == "capacity":
                 for model, figures in (value.items() if isinstance(value, Mapping) else ()):
                     if isinstance(figures, Mapping):
@@ -87,6 +100,7 @@ class EngineStats:
         out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
         out["problems"] = list(self.problems)
         out["capacity"] = {m: dict(f) for m, f in self.capacity.items()}
+        out["judge_batches"] = dict(sorted(self.judge_batches.items()))
         return out
 
     @classmethod
@@ -117,6 +131,16 @@ def summary_lines(stats: EngineStats, cache_path: str | None = None) -> list[str
         lines.append(f"mirage cache: {cache_path}")
     lines += [f"mirage problem: {p}" for p in stats.problems]
     return lines
+
+
+def judge_batch_lines(stats: EngineStats) -> list[str]:
+    """How many batches (``complete`` calls or forward passes) each metric judge ran. Each xdist
+    worker batches its own items, so the figure depends on -n, like the engine's wall time: it is
+    printed here and left out of the reports (whose judge health is the same for any -n)."""
+    if not stats.judge_batches:
+        return []
+    per = ", ".join(f"{judge} {n}" for judge, n in sorted(stats.judge_batches.items()))
+    return [f"mirage judge batches: {per} (summed over the xdist workers, each batching its own items)"]
 
 
 def capacity_lines(stats: EngineStats) -> list[str]:

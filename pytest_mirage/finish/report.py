@@ -85,6 +85,12 @@ def case_details(ctx: RunContext, results: Iterable[CaseResult]) -> list[CaseDet
     return out
 
 
+# judge-health counts that depend on how the work was split between processes (each xdist worker
+# batches the items it runs): printed with the engine figures (EngineStats.judge_batches), left out of
+# the report, whose judge health is then the same for -n 0 and -n N
+PER_PROCESS_HEALTH = frozenset({"batches"})
+
+
 def merge_health(*parts: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """Judge health counts added up (xdist workers, and the controller's own judging)."""
     from ..judges.base import JudgeHealth
@@ -340,7 +346,8 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
         metric_info=info, problems=tuple(all_problems), fatal=tuple(fatal),
         collection_errors=tuple(sorted(collection_errors, key=lambda e: e.nodeid)),
         cases=tuple(case_details(ctx, res)), statistics=statistics, repeats=ctx.settings.repeat,
-        judge_health=dict(judge_health or {}))
+        judge_health={name: {k: v for k, v in h.items() if k not in PER_PROCESS_HEALTH}
+                      for name, h in (judge_health or {}).items()})
     return report, arena
 
 
