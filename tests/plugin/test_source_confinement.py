@@ -148,3 +148,14 @@ def test_a_file_swapped_for_a_symlink_after_the_check_is_refused_when_read(tmp_p
     with pytest.raises(SuiteError, match="outside the suite folder"):
         load_suite(_suite(root, 'dir = "data"'))
     assert load_suite(_suite(root, 'dir = "data"'), trusted_paths=[outside]).cases[0].question.startswith(SECRET)
+
+
+def test_self_check_takes_the_trusted_path_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_mirage.__main__ import main
+
+    outside = _miracl(tmp_path / "outside")
+    suite = _suite(tmp_path / "suite", 'dir = "../outside"')
+    assert main(["self-check", str(suite)]) == 2
+    assert "--mirage-trusted-path" in capsys.readouterr().err
+    assert main(["self-check", str(suite), "--mirage-trusted-path", str(outside)]) in (0, 1)  # loaded and checked
+    assert "outside the suite folder" not in capsys.readouterr().err
