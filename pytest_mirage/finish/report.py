@@ -85,10 +85,11 @@ def case_details(ctx: RunContext, results: Iterable[CaseResult]) -> list[CaseDet
     return out
 
 
-# judge-health counts that depend on how the work was split between processes (each xdist worker
-# batches the items it runs): printed with the engine figures (EngineStats.judge_batches), left out of
-# the report, whose judge health is then the same for -n 0 and -n N
-PER_PROCESS_HEALTH = frozenset({"batches"})
+# judge-health counts that depend on how the work was split between processes: each xdist worker
+# batches the items it runs, and a local judge runs an input that several items share (a passage
+# cited by two models' answers, a reference answer) once per batch. Printed with the engine figures
+# (EngineStats.judge_work), left out of the report, whose judge health is then the same for any -n
+PER_PROCESS_HEALTH = frozenset({"calls", "batches"})
 
 
 def merge_health(*parts: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
