@@ -10,6 +10,7 @@ a suite cannot allow itself anything.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -110,10 +111,15 @@ class Confinement:
             return f"{self.label} {key}: {path} cannot be resolved ({exc})"
         if _inside(resolved, base) or any(_inside(resolved, t) for t in self.trusted):
             return None
-        shown = repr(value) if value is not None else str(path)
-        if resolved != path.absolute():
-            shown += f" (resolves to {resolved})"
-        allow = resolved if resolved.is_dir() else resolved.parent
+        # a path that is outside as written is named as written; one inside as written leads out through a
+        # symlink, whose target is shown. (Nothing outside is probed to word the message.)
+        lexical = Path(os.path.normpath(path.absolute()))
+        linked = any(_inside(lexical, b) for b in (Path(os.path.normpath(self.root.absolute())), *self.trusted))
+        target = resolved if linked else lexical
+        shown = (repr(value) if value is not None else str(path)) + (f" (resolves to {resolved})" if linked else "")
+        folder = value is not None and (key == "dir" or (key == "corpus"
+                                                         and not target.name.endswith((".jsonl", ".jsonl.gz"))))
+        allow = target if folder else target.parent
         trusted = f" and the trusted paths ({', '.join(map(str, self.trusted))})" if self.trusted else ""
         return (f"{self.label} {key}: {shown} is outside the suite folder {base}{trusted}; a suite folder is data "
                 "and may not make the run read files outside it (docs/security.md). If you trust this data, "

@@ -160,7 +160,9 @@ def source_from_values(kind: str, values: Mapping[str, Any], base: Path | None, 
     if raw_path is None:
         return None
     path = _path(raw_path, base)
-    if confine is not None and (err := confine.problem(path, path_key, raw_path)) is not None:
+    err = confine.problem(path, path_key, raw_path) if confine is not None else None
+    refused = err is not None
+    if err is not None:
         problems.add(where(path_key), err)
 
     if kind == "mirage-export":
@@ -186,7 +188,7 @@ def source_from_values(kind: str, values: Mapping[str, Any], base: Path | None, 
             and (err := confine.problem(_path(corpus, base), "corpus", corpus)) is not None:
         problems.add(where("corpus"), err)
         corpus = None
-    if isinstance(corpus, str) and base is not None and not Path(corpus).expanduser().is_absolute():
+    if isinstance(corpus, str) and base is not None and not refused and not Path(corpus).expanduser().is_absolute():
         in_suite, in_dir = _path(corpus, base), _path(corpus, path)
         if not in_suite.exists() and in_dir.exists():
             problems.add(where("corpus"), f"corpus: {in_suite} does not exist (paths are relative to the suite "
