@@ -22,6 +22,8 @@ def main(argv: list[str] | None = None) -> int:
     p_chk = sub.add_parser("self-check", help="check that a suite ranks control:oracle first and each "
                            "broken control last on the metric it breaks")
     p_chk.add_argument("suite", help="suite folder or bundled suite name")
+    p_chk.add_argument("--mirage-trusted-path", dest="trusted", action="append", default=[], type=Path,
+                       metavar="DIR", help="a folder outside the suite folder that its [source] may read (repeatable)")
     p_merge = sub.add_parser("merge", help="merge the partial reports of a sharded run (--mirage-shard K/N) into "
                              "the report one run would have written; exit status as that run's")
     p_merge.add_argument("partials", nargs="+", type=Path, metavar="PARTIAL", help="every shard's partial report")
@@ -57,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
             from .cli.selfcheck import self_check
             from .suites.resolve import load_ref, suite_ref
 
-            result = self_check(load_ref(suite_ref(args.suite, Path.cwd())))
+            result = self_check(load_ref(suite_ref(args.suite, Path.cwd()), args.trusted))
             for problem in result.problems:
                 print(f"FAIL {result.suite} {problem}")
             print(f"self-check {result.suite}: {'ok' if result.ok else f'{len(result.problems)} problems'}")

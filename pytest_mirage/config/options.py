@@ -40,6 +40,9 @@ OPTIONS: tuple[Option, ...] = (
            "list", "SPEC", (defaults.DEFAULT_MODEL,)),
     Option("--mirage-suite", "mirage_suites", "add a bundled suite by name, a suite folder, or a source such as "
            "miracl:DIR?lang=hi (repeatable)", "list", "NAME|PATH"),
+    Option("--mirage-trusted-path", "mirage_trusted_paths", "a folder (or file) outside a suite folder that the "
+           "suite's [source] table may read, e.g. a shared MIRACL download (repeatable; a suite reads only its own "
+           "folder otherwise; docs/security.md)", "list", "DIR"),
     Option("--mirage-lang", "mirage_lang", "only run cases of these languages (comma-separated ISO codes)",
            "string", "LANGS"),
     Option("--mirage-threshold", "mirage_thresholds", "case-level threshold METRIC[@LANG] OP VALUE (repeatable)",

@@ -77,6 +77,7 @@ class Settings:
     scoring: str | None = None  # None: each suite's [suite] scoring (default "default")
     model_defaults: Mapping[str, Any] = field(default_factory=dict)  # session-wide model options (base URL, ...)
     shard: tuple[int, int] | None = None  # (K, N) of --mirage-shard K/N: this run answers shard K of N
+    trusted_paths: tuple[Path, ...] = ()  # resolved: where suites' [source] data may be besides their folder
     sources: Mapping[str, str] = field(default_factory=dict)
 
     def source(self, name: str) -> str:
@@ -179,6 +180,26 @@ def _choice(raw: options.Raw, choices: tuple[str, ...]) -> str:
         raise ConfigError(f"{raw.source}: found {value!r}; expected one of {', '.join(choices)}."
                           f"{did_you_mean(value, choices)}")
     return value
+
+
+def parse_trusted_paths(raw: options.Raw, rootpath: Any) -> tuple[Path, ...]:
+    """``--mirage-trusted-path`` values (relative to the current directory) and ``mirage_trusted_paths``
+    lines (relative to the rootdir), resolved; each must exist (a typo would refuse the suite anyway,
+    with a less direct message)."""
+    out: dict[Path, None] = {}
+    for item in raw.value or ():
+        text = str(item).strip()
+        if not text or "\x00" in text:
+            raise ConfigError(f"{raw.source}: found {item!r}; expected a folder (or file) outside a suite folder "
+                              "that suites' [source] tables may read")
+        p = Path(text).expanduser()
+        if not p.is_absolute():
+            p = (Path.cwd() if raw.from_cli or rootpath is None else Path(str(rootpath))) / p
+        if not p.exists():
+            raise ConfigError(f"{raw.source}: {text!r} ({p}) does not exist; expected a folder (or file) that "
+                              "suites' [source] tables may read")
+        out.setdefault(p.resolve(), None)
+    return tuple(out)
 
 
 def parse_shard(raw: options.Raw) -> tuple[int, int] | None:
@@ -338,5 +359,6 @@ def resolve(config: Any) -> Settings:
         judges_ini=_judges(options.ini_value(config, options.BY_FLAG["--mirage-judges"])),
         scoring=_choice(scoring, defaults.SCORING_MODES) if scoring.value else None,
         model_defaults=model_defaults, shard=shard,
+        trusted_paths=parse_trusted_paths(get("--mirage-trusted-path"), getattr(config, "rootpath", None)),
         sources=sources,
     )

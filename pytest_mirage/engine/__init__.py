@@ -14,7 +14,7 @@ from ..models.base import AsyncModelAdapter, BatchModelAdapter, EngineRequest, P
 from ..models.faults import RetryPolicy, TransientError, parse_retry_after, redact
 from ..models.options import parse_choice, parse_flag, parse_int, parse_number
 from .cache import CACHE_FILE, CACHE_FORMAT, AnswerCache, CacheUnavailable, cache_key
-from .counters import EngineStats, summary_lines
+from .counters import EngineStats, judge_work_lines, summary_lines
 from .progress import PROGRESS_STYLES, ProgressReporter
 from .scheduler import (
     BREAKER_AFTER,
@@ -45,6 +45,7 @@ __all__ = [
     "TransientError",
     "cache_file",
     "cache_key",
+    "judge_work_lines",
     "parse_choice",
     "parse_flag",
     "parse_int",

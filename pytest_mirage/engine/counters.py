@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 MAX_PROBLEMS = 20  # problems kept per session (each is one line; a broken disk repeats itself)
+JUDGE_WORK = ("calls", "batches")  # judge-health counts that depend on how the items were split
 _SUMMED = frozenset({"responses_429", "rate_limit_episodes", "backoffs", "timeouts", "queue_timeouts", "waited_s"})
 
 
@@ -36,6 +37,22 @@ class EngineStats:
     problems: list[str] = field(default_factory=list)
     # per model: what its capacity controller learned and did (see engine/capacity.py figures())
     capacity: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # per metric judge: the model inputs it evaluated (``calls``) and its ``complete`` calls or
+    # forward passes (``batches``), summed over the processes. Each xdist worker batches the items it
+    # runs, and a local judge runs an input shared by several items once per batch (an embedding judge
+    # once per process), so both vary with -n: shown here, never in a report
+    judge_work: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def add_judge_work(self, health: Mapping[str, Mapping[str, Any]]) -> None:
+        """Add the ``calls`` and ``batches`` of each judge's health (``{judge: JudgeHealth.to_json()}``)."""
+        for judge, h in health.items():
+            if not isinstance(h, Mapping):
+                continue
+            counts = {k: n for k in JUDGE_WORK if isinstance(n := h.get(k, 0), int) and not isinstance(n, bool)}
+            if any(counts.values()):
+                mine = self.judge_work.setdefault(str(judge), dict.fromkeys(JUDGE_WORK, 0))
+                for k, n in counts.items():
+                    mine[k] = mine.get(k, 0) + n
 
     def add_capacity(self, model: str, figures: Mapping[str, Any]) -> None:
         """Add one run's capacity figures of ``model``: counts and waits add up, the limit and rate
@@ -76,6 +93,9 @@ class EngineStats:
                 for message in value if isinstance(value, list) else ():
                     if isinstance(message, str):
                         self.problem(message)
+            elif f.name == "judge_work":
+                if isinstance(value, Mapping):
+                    self.add_judge_work(value)
             elif f.name == "capacity":
                 for model, figures in (value.items() if isinstance(value, Mapping) else ()):
                     if isinstance(figures, Mapping):
@@ -87,6 +107,7 @@ class EngineStats:
         out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
         out["problems"] = list(self.problems)
         out["capacity"] = {m: dict(f) for m, f in self.capacity.items()}
+        out["judge_work"] = {j: dict(w) for j, w in sorted(self.judge_work.items())}
         return out
 
     @classmethod
@@ -117,6 +138,18 @@ def summary_lines(stats: EngineStats, cache_path: str | None = None) -> list[str
         lines.append(f"mirage cache: {cache_path}")
     lines += [f"mirage problem: {p}" for p in stats.problems]
     return lines
+
+
+def judge_work_lines(stats: EngineStats) -> list[str]:
+    """How much each metric judge computed: model inputs and batches (``complete`` calls or forward
+    passes). Each xdist worker batches its own items and runs an input that several items share once
+    per batch, so the figures depend on -n, like the engine's wall time: they are printed here and
+    left out of the reports (whose judge health is the same for any -n)."""
+    if not stats.judge_work:
+        return []
+    per = "; ".join(f"{judge} {w.get('calls', 0)} model inputs in {w.get('batches', 0)} batches"
+                    for judge, w in sorted(stats.judge_work.items()))
+    return [f"mirage judge work: {per} (summed over the xdist workers, each batching its own items)"]
 
 
 def capacity_lines(stats: EngineStats) -> list[str]:

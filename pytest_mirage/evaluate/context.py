@@ -157,7 +157,7 @@ class RunContext:
     def suite(self, ref: str) -> Suite:
         s = self._suites.get(ref)
         if s is None:
-            s = self._suites[ref] = load_ref(ref)
+            s = self._suites[ref] = load_ref(ref, self.settings.trusted_paths)
         return s
 
     def register_suite(self, suite: Suite, ref: str) -> None:

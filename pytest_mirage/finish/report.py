@@ -113,6 +113,13 @@ def sentence_views(answer: str, passages: Sequence[Passage], lang: str) -> tuple
     return tuple(out)
 
 
+# judge-health counts that depend on how the work was split between processes: each xdist worker
+# batches the items it runs, and a local judge runs an input that several items share (a passage
+# cited by two models' answers, a reference answer) once per batch. Printed with the engine figures
+# (EngineStats.judge_work), left out of the report, whose judge health is then the same for any -n
+PER_PROCESS_HEALTH = frozenset({"calls", "batches"})
+
+
 def merge_health(*parts: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """Judge health counts added up (xdist workers, and the controller's own judging)."""
     from ..judges.base import JudgeHealth
@@ -280,7 +287,11 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
     judge_health = merge_health(judge_health or {}, judging.health_json() if judging is not None else {})
     ref_results = refs.results if refs else []
     allres = res + ref_results
-    board = build_leaderboard(allres, refs.names if refs else (), unscored=(HARNESS_RETRIEVER,))
+    judged: dict[str, tuple[str, ...]] = {}
+    for r in res:
+        if r.suite not in judged:
+            judged[r.suite] = ctx.rules(ctx.suite(r.suite_ref)).judge_metrics
+    board = build_leaderboard(allres, refs.names if refs else (), unscored=(HARNESS_RETRIEVER,), judge_metrics=judged)
     gates_by_suite: dict[str, Sequence[Rule]] = {}
     for r in res:
         if r.suite not in gates_by_suite:
@@ -375,7 +386,8 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
         metric_info=info, problems=tuple(all_problems), fatal=tuple(fatal),
         collection_errors=tuple(sorted(collection_errors, key=lambda e: e.nodeid)),
         cases=tuple(case_details(ctx, res)), statistics=statistics, repeats=ctx.settings.repeat,
-        judge_health=dict(judge_health or {}))
+        judge_health={name: {k: v for k, v in h.items() if k not in PER_PROCESS_HEALTH}
+                      for name, h in (judge_health or {}).items()})
     return report, arena
 
 

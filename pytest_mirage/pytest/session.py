@@ -220,6 +220,9 @@ class MirageController:
     # ---------------------------------------------------------------- session end
     @pytest.hookimpl(tryfirst=True)  # before junitxml writes its file: gates are test results there too
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        # the judges' input and batch counts depend on how xdist split the items: engine figures, not
+        # report ones
+        self.ctx.stats.add_judge_work(self.judging.health_json())
         if self.is_worker:
             wire.write_worker_output(self.config, self.ctx.stats.to_dict(), self.judging.health_json())
             if self.ctx.settings.shard is not None:

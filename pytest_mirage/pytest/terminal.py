@@ -49,6 +49,11 @@ def write_summary(terminalreporter: Any, fullwidth: int, data: SummaryInput) -> 
         path = cache_file(ctx.engine)
         for line in summary_lines(ctx.stats, str(path) if path else None):
             write(line)
+    if ctx.stats.judge_work:
+        from ..engine import judge_work_lines
+
+        for line in judge_work_lines(ctx.stats):
+            write(line)
     if data.collected:
         from ..finish.collected import run_stats_lines
 

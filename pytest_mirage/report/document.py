@@ -124,8 +124,10 @@ def _leaderboards(report: RunReport) -> list[Block]:
         present = {k for r in rows for k, v in r.metrics.items() if v is not None}
         metrics = [m for m in HEADLINE_METRICS if m in present]
         with_errors = any(r.errors for r in rows)
+        with_nulls = any(r.judge_nulls for r in rows)
         cols = (Column("rank", True), Column("model"), Column("n", True),
-                *((Column("err", True),) if with_errors else ()), Column("score", True),
+                *((Column("err", True),) if with_errors else ()),
+                *((Column("judge nulls", True),) if with_nulls else ()), Column("score", True),
                 *[Column(m, True) for m in metrics])
         blocks.append(Heading(2, f"Leaderboard: {sanitize_name(suite)}"))
         mode = modes.get(suite)
@@ -139,11 +141,15 @@ def _leaderboards(report: RunReport) -> list[Block]:
             blocks.append(Heading(3, "all languages" if lang == "all" else f"language {sanitize_name(lang)}"))
             blocks.append(Table(cols, tuple(
                 Row((str(r.rank), sanitize_name(r.model) + (" (ref)" if r.reference else ""), str(r.n),
-                     *((str(r.errors),) if with_errors else ()), fmt(r.score),
+                     *((str(r.errors),) if with_errors else ()),
+                     *((str(r.judge_nulls),) if with_nulls else ()), fmt(r.score),
                      *[fmt(r.metrics.get(m)) + marks.get((r.suite, r.lang, r.model, m), "") for m in metrics]),
                     "ref" if r.reference else "",
                     row_tags(r.suite, r.lang, r.model))
                 for r in lrows)))
+            if lang == "all" and (nulled := [r for r in lrows if r.judge_nulls]):
+                blocks.append(BulletList(tuple(f"judge nulls of {sanitize_name(r.model)}: {r.judge_null_text()}"
+                                               for r in nulled)))
     return blocks
 
 

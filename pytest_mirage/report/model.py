@@ -221,6 +221,7 @@ class RunReport:
     def to_json(self) -> dict[str, Any]:
         """The report as a JSON-able dict. Deterministic: sorted, no timestamps, rounded floats."""
         v = report_value
+        judge_nulls = any(r.judge_nulls for r in self.leaderboard)
         out: dict[str, Any] = {
             "schema": SCHEMA,
             "version": self.version,
@@ -235,7 +236,11 @@ class RunReport:
                         for r in sorted(self.results, key=lambda r: (r.suite, r.lang, r.case_id, r.model, r.repeat))],
             "leaderboard": [{"suite": r.suite, "lang": r.lang, "model": r.model, "rank": r.rank,
                              "score": v(r.score), "metrics": {k: v(x) for k, x in r.metrics.items()},
-                             "n": r.n, "errors": r.errors, "reference": r.reference} for r in self.leaderboard],
+                             "n": r.n, "errors": r.errors, "reference": r.reference,
+                             # only when some row has one: a report without judge nulls keeps its bytes
+                             **({"judge_nulls": r.judge_nulls, "judge_null_reason": r.judge_null_reason}
+                                if judge_nulls else {})}
+                            for r in self.leaderboard],
             "gates": [{**g.to_json(), "value": v(g.value)} for g in self.gates],
         }
         if self.metric_info:
@@ -435,9 +440,14 @@ class _Reader:
             ref = x.get("reference", _MISSING)
             if not isinstance(ref, bool):
                 raise _bad(f"{w}.reference", ref, "true or false")
+            nulls = x.get("judge_nulls", 0)
+            if isinstance(nulls, int) and not isinstance(nulls, bool) and not 0 <= nulls <= self.integer(x, "n", w):
+                raise _bad(f"{w}.judge_nulls", nulls, "a count of cases from 0 to the row's n")
             board.append(LeaderboardRow(self.text(x, "suite", w), self.text(x, "lang", w), self.text(x, "model", w),
                                         self.integer(x, "rank", w), self.number(x, "score", w), self.numbers(x, "metrics", w),
-                                        self.integer(x, "n", w), ref, self.integer(x, "errors", w, default=0)))
+                                        self.integer(x, "n", w), ref, self.integer(x, "errors", w, default=0),
+                                        self.integer(x, "judge_nulls", w, default=0),
+                                        self.opt_text(x, "judge_null_reason", w)))
         gates = []
         for i, g in enumerate(self.rows("gates")):
             w = f"gates[{i}]"

@@ -172,7 +172,7 @@ def _faithfulness(suite: str, rows: Sequence[SignalCalibration]) -> list[Block]:
 
 
 def _judge_health(health: Mapping[str, Mapping[str, Any]]) -> list[Block]:
-    keys = ("items", "calls", "batches", "parse_failures", "reasks", "refusals", "errors")
+    keys = ("items", "parse_failures", "reasks", "refusals", "errors")  # calls and batches vary with -n: not here
     return [Heading(2, "Metric judges"),
             Table((Column("judge"), *[Column(k, True) for k in keys], Column("null values"), Column("output")),
                   tuple(Row((sanitize_name(name), *[str(h.get(k, 0)) for k in keys],

@@ -151,8 +151,7 @@ def judge_health_lines(health: Mapping[str, Mapping[str, Any]]) -> list[str]:
     lines = []
     for name, h in sorted(health.items()):
         nulls = ", ".join(f"{m} {n}" for m, n in sorted((h.get("nulls") or {}).items()) if n)
-        line = (f"  {name}: {h.get('items', 0)} items, {h.get('calls', 0)} model inputs in {h.get('batches', 0)} "
-                f"batches, {h.get('parse_failures', 0)} unparseable replies ({h.get('reasks', 0)} re-asked), "
+        line = (f"  {name}: {h.get('items', 0)} items, {h.get('parse_failures', 0)} unparseable replies ({h.get('reasks', 0)} re-asked), "
                 f"{h.get('refusals', 0)} refusals, {h.get('errors', 0)} errors, null values: {nulls or 'none'}")
         output = output_mode(h)
         lines.append(line + (f"; output: {output}" if output else ""))

@@ -82,6 +82,9 @@ def _table(suite: str, rows: Sequence[LeaderboardRow], metrics: Sequence[str], e
     with_errors = any(r.errors for r in rows)
     if with_errors:
         table.add_column("err", justify="right", no_wrap=True, style="red")
+    with_nulls = any(r.judge_nulls for r in rows)
+    if with_nulls:
+        table.add_column("judge nulls", justify="right", no_wrap=True, style="yellow")
     table.add_column("score", justify="right", no_wrap=True)
     for c in extra_cols:
         table.add_column(c, justify="right", no_wrap=True)
@@ -94,6 +97,7 @@ def _table(suite: str, rows: Sequence[LeaderboardRow], metrics: Sequence[str], e
             name = terminal_name(r.model) + (" (ref)" if r.reference else "")
             ex = extra.get((r.suite, r.lang, r.model), {})
             err = [str(r.errors)] if with_errors else []
+            err += [str(r.judge_nulls)] if with_nulls else []
             cells = [terminal_name(lang) if i == 0 else "", str(r.rank), name, str(r.n), *err, fmt(r.score),
                      *[ex.get(c, NULL) for c in extra_cols],
                      *[fmt(r.metrics.get(m)) + (marks or {}).get((r.suite, r.lang, r.model, m), "") for m in metrics]]
@@ -148,6 +152,10 @@ def leaderboard_lines(report: RunReport, width: int | None = None, markup: bool 
         console.print(table)
         # a folded cell can start a rendered line with '::' even when each name alone does not
         lines += [neutralise_commands(line.rstrip()) for line in buf.getvalue().rstrip("\n").splitlines()]
+        for r in sorted((r for r in srows if r.lang == "all" and r.judge_nulls), key=lambda r: (r.rank, r.model)):
+            note = terminal_safe(f"judge nulls of {terminal_name(r.model)}: {r.judge_null_text()}")
+            lines += textwrap.wrap(note, width=max(MIN_WIDTH, render_width), initial_indent="  ",
+                                   subsequent_indent="    ")
         if shown < len(metrics):
             left = metrics[shown:]
             note = (f"({len(left)} metric column{'s' * (len(left) != 1)} left out at width {width}: "

@@ -79,10 +79,12 @@ def decode_line(line: str, where: str, problems: Problems, expected: str = "one 
     return obj
 
 
-def iter_jsonl(path: Path, problems: Problems) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for each non-blank line; problems are recorded, not raised."""
+def iter_jsonl(path: Path, problems: Problems, read_as: Path | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each non-blank line; problems are recorded, not raised.
+
+    ``read_as``: the path to open (the resolved path a confinement check allowed); messages name ``path``."""
     try:
-        raw = path.read_bytes()
+        raw = (read_as or path).read_bytes()
     except OSError as exc:
         problems.add(f"{path}:1", f"cannot read file: {exc.strerror or exc}")
         return

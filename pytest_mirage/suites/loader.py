@@ -8,7 +8,7 @@ one :class:`SuiteError`. No input ends in another exception.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,6 +25,7 @@ from .manifest import (
 )
 from .model import Case, Passage, Suite
 from .paths import expand, outside_problem, relative_problem
+from .paths import trusted_paths as trusted
 from .problems import Problems
 from .runs import match_problem, read_run_lines
 from .sources import cases_from_source, decl_where, source_from_decl
@@ -51,13 +52,16 @@ def _gc_paused() -> Iterator[None]:
         gc.enable()
 
 
-def load_suite(path: str | Path) -> Suite:
-    """Load a suite folder (or its ``suite.toml``); raises SuiteError listing every problem."""
+def load_suite(path: str | Path, trusted_paths: Sequence[Path] = ()) -> Suite:
+    """Load a suite folder (or its ``suite.toml``); raises SuiteError listing every problem.
+
+    ``trusted_paths``: folders (or files) outside the suite folder that its ``[source]`` may read
+    (``--mirage-trusted-path`` / ``mirage_trusted_paths``: the user's, never the suite's)."""
     with _gc_paused():
-        return _load_suite(Path(path))
+        return _load_suite(Path(path), trusted(trusted_paths))
 
 
-def _load_suite(path: Path) -> Suite:
+def _load_suite(path: Path, trusted_paths: tuple[Path, ...]) -> Suite:
     manifest_path = path / MANIFEST if path.is_dir() else path
     if not manifest_path.is_file():
         raise SuiteError(f"no {MANIFEST} here; a suite is a folder with a {MANIFEST} "
@@ -72,7 +76,7 @@ def _load_suite(path: Path) -> Suite:
     rejected: set[str] = set()
     description = m.description
     if m.source is not None:
-        src = source_from_decl(m.source, manifest_path, problems)
+        src = source_from_decl(m.source, manifest_path, problems, trusted_paths)
         cases: tuple[Case, ...] = ()
         if src is not None:
             cases = cases_from_source(src, m.name, decl_where(m.source, manifest_path), problems)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import ConfigError, did_you_mean
@@ -49,9 +50,10 @@ def suite_ref(value: str, base: Path) -> str:
                       f"{', '.join(k + ':PATH' for k in SOURCE_KINDS)}.{did_you_mean(value, bundled)}")
 
 
-def load_ref(ref: str) -> Suite:
-    """Load a reference made by :func:`suite_ref`: a source spec or a manifest path."""
+def load_ref(ref: str, trusted_paths: Sequence[Path] = ()) -> Suite:
+    """Load a reference made by :func:`suite_ref`: a source spec (the user's own: read wherever it
+    points) or a manifest path, whose ``[source]`` reads inside its folder or ``trusted_paths``."""
     kind = ref.split(":", 1)[0]
     if ":" in ref and kind in SOURCE_KINDS:
         return load_source_spec(ref)
-    return load_suite(Path(ref))
+    return load_suite(Path(ref), trusted_paths)

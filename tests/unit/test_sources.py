@@ -396,7 +396,10 @@ def test_manifest_source_table_applies_prompt_thresholds_and_gates(tmp_path: Pat
         'corpus = "../../data/sw-corpus.jsonl"\nlimit = 1\n\n'
         '[thresholds]\ncitation_recall = ">= 0.5"\n\n[gates]\n"language_match.mean" = ">= 0.9"\n',
         encoding="utf-8")
-    suite = load_suite(suite_dir)
+    with pytest.raises(SuiteError, match=r"suite.toml:8: \[source\] dir: '../../data/miracl' is outside the suite "
+                       r"folder .*--mirage-trusted-path "):
+        load_suite(suite_dir)  # data outside the suite folder: only where the user allows it
+    suite = load_suite(suite_dir, trusted_paths=[tmp_path / "data"])
     assert suite.name == "miracl-sw" and suite.mode == "oracle" and suite.manifest == suite_dir / "suite.toml"
     assert [c.id for c in suite.cases] == ["1"] and suite.cases[0].suite == "miracl-sw"
     assert suite.cases[0].passages[0].text == synthetic_text("10#0")

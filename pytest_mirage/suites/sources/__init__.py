@@ -19,6 +19,7 @@ from pathlib import Path
 from ...errors import SuiteError
 from ..manifest import DEFAULT_K, SourceDecl
 from ..model import Case, Suite
+from ..paths import Confinement
 from ..problems import Problems
 from .miracl import miracl_cases, miracl_file, read_corpus, read_qrels, read_topics
 from .mirage_export import ParsedPrompt, export_cases, parse_mirage_prompt
@@ -56,10 +57,13 @@ def decl_where(decl: SourceDecl, manifest: Path) -> Where:
     return where
 
 
-def source_from_decl(decl: SourceDecl, manifest: Path, problems: Problems) -> Source | None:
-    """The source a manifest points at; paths are relative to the suite folder."""
+def source_from_decl(decl: SourceDecl, manifest: Path, problems: Problems,
+                     trusted: tuple[Path, ...] = ()) -> Source | None:
+    """The source a manifest points at; paths are relative to the suite folder, and must resolve
+    inside it or inside one of the ``trusted`` paths (resolved; the user's ``--mirage-trusted-path``)."""
     root = manifest.parent
     where = decl_where(decl, manifest)
+    confine = Confinement(root, trusted, decl.label)
     if decl.spec is not None:
         try:
             kind, path, params = parse_spec(decl.spec, decl.label)
@@ -69,12 +73,12 @@ def source_from_decl(decl: SourceDecl, manifest: Path, problems: Problems) -> So
         if "name" in params:
             problems.add(where("name"), f"{decl.label}: name= is not used here; the suite name is [suite] name")
             return None
-        return source_from_values(kind, {"path": path, **params}, root, where, problems)
+        return source_from_values(kind, {"path": path, **params}, root, where, problems, confine)
     assert decl.kind is not None
     path_key = "dir" if decl.kind == "miracl" else "path"
     values = {k: v.value for k, v in decl.values.items() if k != path_key}
     values["path"] = decl.values[path_key].value if path_key in decl.values else None
-    return source_from_values(decl.kind, values, root, where, problems)
+    return source_from_values(decl.kind, values, root, where, problems, confine)
 
 
 def load_source_spec(spec: str) -> Suite:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -59,10 +59,11 @@ def available(directory: Path, split: str) -> list[str]:
     return sorted(found)
 
 
-def read_topics(path: Path, problems: Problems) -> dict[str, Topic]:
-    """Parse a MIRACL topics file (``qid<TAB>query`` per line), in file order."""
+def read_topics(path: Path, problems: Problems, read_as: Path | None = None) -> dict[str, Topic]:
+    """Parse a MIRACL topics file (``qid<TAB>query`` per line), in file order (``read_as``: the path
+    to open, see :func:`.text.iter_lines`)."""
     topics: dict[str, Topic] = {}
-    for lineno, raw in iter_lines(path, problems):
+    for lineno, raw in iter_lines(path, problems, read_as):
         where = f"{path}:{lineno}"
         line = decode(raw, where, problems)
         if line is None or not line.strip():
@@ -82,7 +83,7 @@ def read_topics(path: Path, problems: Problems) -> dict[str, Topic]:
     return topics
 
 
-def read_qrels(path: Path, problems: Problems) -> dict[str, dict[str, Judgment]]:
+def read_qrels(path: Path, problems: Problems, read_as: Path | None = None) -> dict[str, dict[str, Judgment]]:
     """Parse TREC qrels (``qid Q0 docid rel``, whitespace separated): qid -> docid -> judgment.
 
     ``rel`` is an integer grade (MIRACL: 0 or 1); a grade > 0 means relevant. A line repeated with
@@ -90,7 +91,7 @@ def read_qrels(path: Path, problems: Problems) -> dict[str, dict[str, Judgment]]
     """
     qrels: dict[str, dict[str, Judgment]] = {}
     repeated = 0
-    for lineno, raw in iter_lines(path, problems):
+    for lineno, raw in iter_lines(path, problems, read_as):
         where = f"{path}:{lineno}"
         line = decode(raw, where, problems)
         if line is None or not line.strip():
@@ -152,16 +153,18 @@ def _corpus_files(src: MiraclSource, problems: Problems, where: Where) -> list[P
 _DOCID_RE = re.compile(rb'"docid"\s*:\s*"((?:[^"\\]|\\.)*)"')
 
 
-def read_corpus(paths: Sequence[Path], needed: set[str], problems: Problems) -> dict[str, Passage]:
+def read_corpus(paths: Sequence[Path], needed: set[str], problems: Problems,
+                read_as: Mapping[Path, Path] | None = None) -> dict[str, Passage]:
     """The passages of ``needed`` docids from MIRACL corpus JSONL(.gz) files.
 
     The files are streamed and only the needed lines are decoded, so a full MIRACL corpus (millions
-    of lines) costs one pass and memory for the needed passages only.
+    of lines) costs one pass and memory for the needed passages only. ``read_as``: file -> the path
+    to open (see :func:`.text.iter_lines`).
     """
     found: dict[str, Passage] = {}
     first_seen: dict[str, str] = {}
     for path in paths:
-        for lineno, raw in iter_lines(path, problems):
+        for lineno, raw in iter_lines(path, problems, (read_as or {}).get(path)):
             if not raw.strip():
                 continue
             m = _DOCID_RE.search(raw)
@@ -217,8 +220,15 @@ def miracl_cases(src: MiraclSource, suite_name: str, where: Where, problems: Pro
     if topics_path is None or qrels_path is None or not files:
         return ()
     n_before = problems.count
-    topics = read_topics(topics_path, problems)
-    qrels = read_qrels(qrels_path, problems)
+    opened: dict[Path, Path] = {}  # each file -> the resolved path to open
+    if src.confine is not None:  # checked again as read: a file in an allowed folder may be a symlink out
+        for key, path in (("dir", topics_path), ("dir", qrels_path), *(("corpus", f) for f in files)):
+            if (allowed := src.confine.check(path, key, where(key), problems)) is not None:
+                opened[path] = allowed
+        if problems.count > n_before:
+            return ()
+    topics = read_topics(topics_path, problems, opened.get(topics_path))
+    qrels = read_qrels(qrels_path, problems, opened.get(qrels_path))
     if problems.count > n_before:
         return ()
     orphans = [q for q in qrels if q not in topics]
@@ -231,7 +241,7 @@ def miracl_cases(src: MiraclSource, suite_name: str, where: Where, problems: Pro
               f"in {qrels_path.name} and are skipped")
     selected = usable[: src.limit] if src.limit else usable
     needed = {d for t in selected for d in qrels[t.qid]}
-    docs = read_corpus(files, needed, problems)
+    docs = read_corpus(files, needed, problems, opened)
     if problems.count > n_before:
         return ()
     missing = sorted(needed - set(docs))

@@ -143,10 +143,15 @@ def export_cases(src: MirageExportSource, suite_name: str, where: Where, problem
     if src.path.name.endswith(".gz"):
         problems.add(where("path"), f"{src.path} is compressed; expected a plain JSONL file (gunzip it first)")
         return ()
+    opened = None
+    if src.confine is not None:  # checked again as read: the file may have become a symlink out
+        opened = src.confine.check(src.path, "path", where("path"), problems)
+        if opened is None:
+            return ()
     rows: list[_ExportRow] = []
     other_langs: dict[str, int] = {}
     no_positive = 0
-    for lineno, obj in iter_jsonl(src.path, problems):
+    for lineno, obj in iter_jsonl(src.path, problems, opened):
         if src.limit is not None and len(rows) >= src.limit:
             break
         here = f"{src.path}:{lineno}"

@@ -18,6 +18,7 @@ from urllib.parse import unquote
 from ...errors import SuiteError, did_you_mean
 from ...text.langcodes import check_lang
 from ..manifest import NAME_RE
+from ..paths import Confinement
 from ..problems import Problems
 
 SOURCE_KINDS = ("miracl", "mirage-export")
@@ -47,6 +48,7 @@ class MiraclSource:
     missing: Literal["error", "skip"] = "error"
     limit: int | None = None  # the first N usable queries, in topics-file order
     name: str | None = None
+    confine: Confinement | None = None  # a manifest's source: where its files may be (None: a --mirage-suite spec)
 
     @property
     def default_name(self) -> str:
@@ -64,6 +66,7 @@ class MirageExportSource:
     lang: str | None = None
     limit: int | None = None
     name: str | None = None
+    confine: Confinement | None = None  # a manifest's source: where its file may be (None: a --mirage-suite spec)
 
     @property
     def default_name(self) -> str:
@@ -125,11 +128,12 @@ def _path_value(value: Any, key: str, what: str, where: Where, problems: Problem
 
 
 def source_from_values(kind: str, values: Mapping[str, Any], base: Path | None, where: Where,
-                       problems: Problems) -> Source | None:
+                       problems: Problems, confine: Confinement | None = None) -> Source | None:
     """Validate the values of a spec or ``[source]`` table; ``values['path']`` is DIR or FILE.
 
     Relative paths are relative to ``base`` (the suite folder), or to the current directory when
-    ``base`` is None (a ``--mirage-suite`` spec). Source data may live outside the suite folder.
+    ``base`` is None (a ``--mirage-suite`` spec, the user's own). With ``confine`` (a manifest's
+    source) every path must resolve inside the suite folder or a path the user trusted.
     """
     n_before = problems.count
     path_key = "dir" if kind == "miracl" else "path"
@@ -156,11 +160,15 @@ def source_from_values(kind: str, values: Mapping[str, Any], base: Path | None, 
     if raw_path is None:
         return None
     path = _path(raw_path, base)
+    err = confine.problem(path, path_key, raw_path) if confine is not None else None
+    refused = err is not None
+    if err is not None:
+        problems.add(where(path_key), err)
 
     if kind == "mirage-export":
         if problems.count > n_before:
             return None
-        return MirageExportSource(path=path, lang=lang, limit=limit, name=name)
+        return MirageExportSource(path=path, lang=lang, limit=limit, name=name, confine=confine)
 
     if lang is None and "lang" not in values:
         problems.add(where("lang"), "lang is missing; expected the MIRACL language code, e.g. lang=hi")
@@ -176,7 +184,11 @@ def source_from_values(kind: str, values: Mapping[str, Any], base: Path | None, 
         problems.add(where("missing"), f"missing: found {missing!r:.40}; expected \"error\" (default) or \"skip\" "
                      "(drop judged passages that are not in the corpus)")
         missing = "error"
-    if isinstance(corpus, str) and base is not None and not Path(corpus).expanduser().is_absolute():
+    if isinstance(corpus, str) and confine is not None \
+            and (err := confine.problem(_path(corpus, base), "corpus", corpus)) is not None:
+        problems.add(where("corpus"), err)
+        corpus = None
+    if isinstance(corpus, str) and base is not None and not refused and not Path(corpus).expanduser().is_absolute():
         in_suite, in_dir = _path(corpus, base), _path(corpus, path)
         if not in_suite.exists() and in_dir.exists():
             problems.add(where("corpus"), f"corpus: {in_suite} does not exist (paths are relative to the suite "
@@ -184,5 +196,5 @@ def source_from_values(kind: str, values: Mapping[str, Any], base: Path | None, 
     if problems.count > n_before or lang is None:
         return None
     return MiraclSource(dir=path, lang=lang, split=split, corpus=_path(corpus, base) if corpus else None,
-                        missing=missing, limit=limit, name=name)
+                        missing=missing, limit=limit, name=name, confine=confine)
 

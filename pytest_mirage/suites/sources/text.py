@@ -25,10 +25,13 @@ def sample(ids: Sequence[str]) -> str:
     return shown + more
 
 
-def iter_lines(path: Path, problems: Problems) -> Iterator[tuple[int, bytes]]:
-    """``(line_number, raw_line)`` of a text file, transparently gunzipping ``*.gz``."""
+def iter_lines(path: Path, problems: Problems, read_as: Path | None = None) -> Iterator[tuple[int, bytes]]:
+    """``(line_number, raw_line)`` of a text file, transparently gunzipping ``*.gz``.
+
+    ``read_as``: the path to open (the resolved path a confinement check allowed); messages name ``path``."""
+    opened = read_as or path
     try:
-        fh = gzip.open(path, "rb") if path.name.endswith(".gz") else path.open("rb")
+        fh = gzip.open(opened, "rb") if path.name.endswith(".gz") else opened.open("rb")
     except OSError as exc:
         problems.add(f"{path}:1", f"cannot read file: {exc.strerror or exc}")
         return
