@@ -239,6 +239,52 @@ def _substitutions(tokens: Sequence[str], aligned: Sequence[str], evidence_token
     return count
 
 
+@lru_cache(maxsize=4096)
+def _passage_index(text: str, lang: str) -> tuple[tuple[str, ...], Mapping[str, tuple[int, ...]]]:
+    """The tokens of a passage text and where each occurs."""
+    toks = tuple(tokenize(text, lang))
+    where: dict[str, list[int]] = {}
+    for i, t in enumerate(toks):
+        where.setdefault(t, []).append(i)
+    return toks, {t: tuple(v) for t, v in where.items()}
+
+
+def _gap_substitutions(tokens: Sequence[str], ev_texts: Sequence[str], ev_tokens: frozenset[str], lang: str) -> int:
+    """Runs of words found in no evidence between two words that some passage has close together
+    with other words between them, none of them in the sentence ("Bangladesh and Myanmar along" where
+    the passage says "Bangladesh and India's West Bengal along"): a span replaced, in any word order
+    of the rest of the sentence."""
+    own = set(tokens)
+    count = 0
+    i = 0
+    n = len(tokens)
+    while i < n:
+        if tokens[i] in ev_tokens or not any(ch.isalnum() for ch in tokens[i]):
+            i += 1
+            continue
+        j = i
+        while j + 1 < n and tokens[j + 1] not in ev_tokens and any(ch.isalnum() for ch in tokens[j + 1]):
+            j += 1
+        if i > 0 and j + 1 < n and any(len(t) >= 2 for t in tokens[i:j + 1]):
+            a, b = tokens[i - 1], tokens[j + 1]
+            found = False
+            for text in ev_texts:
+                toks, where = _passage_index(text, lang)
+                for pos in where.get(a, ()):
+                    for k in range(2, 6):
+                        if pos + k < len(toks) and toks[pos + k] == b:
+                            if all(t not in own for t in toks[pos + 1:pos + k]):
+                                found = True
+                            break
+                    if found:
+                        break
+                if found:
+                    break
+            count += found
+        i = j + 1
+    return count
+
+
 def _inversions(tokens: Sequence[str], aligned: Sequence[str], lang: str) -> float:
     """Share of pairs of tokens (each once in the sentence and once in ``aligned``; longer than one
     character outside character scripts) whose order differs between the two."""
@@ -326,7 +372,8 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
                 ev_text = "".join("".join(_tokens(t, lang)) for t in ev_texts)
             else:
                 ev_tokens = frozenset().union(*(_passage_tokens(t, lang) for t in ev_texts))
-            substitutions += _substitutions(tokens, aligned, ev_tokens, ev_text, lang)
+            substitutions += (_substitutions(tokens, aligned, ev_tokens, ev_text, lang) if char
+                              else _gap_substitutions(tokens, ev_texts, ev_tokens, lang))
             inversion = max(inversion, _inversions(tokens, aligned, lang))
         unsup_max = max(unsup_max, len(v.missing))
         unsupported_sents += v.verdict == "unsupported"
@@ -388,7 +435,7 @@ def _passage_units(text: str, lang: str) -> frozenset[str]:
 def _register_caches() -> None:
     from .analysis import PER_TEXT_CACHES
 
-    PER_TEXT_CACHES.extend((_passage_grams, _passage_tokens, _passage_norm, _tokens, _passage_units))
+    PER_TEXT_CACHES.extend((_passage_grams, _passage_tokens, _passage_index, _passage_norm, _tokens, _passage_units))
 
 
 _register_caches()
