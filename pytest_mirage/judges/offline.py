@@ -82,7 +82,8 @@ def feature_matrix(examples: Sequence[Example]) -> list[list[float]]:
 
 def fit(rows: Sequence[Sequence[float]], labels: Sequence[int], seed: int, *, c: float = 0.1) -> dict[str, Any]:
     """Standardise, fit an L2 logistic regression, and calibrate it with Platt scaling fitted on
-    5-fold out-of-fold decision values (what scikit-learn's ``CalibratedClassifierCV(method=
+    5-fold out-of-fold decision values, both with balanced class weights (the generator makes more
+    unfaithful examples than faithful ones; unweighted, that ratio would move every probability) (what scikit-learn's ``CalibratedClassifierCV(method=
     'sigmoid', ensemble=False)`` does, written out so that every part goes to the JSON file)."""
     import numpy as np
     from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
@@ -96,12 +97,12 @@ def fit(rows: Sequence[Sequence[float]], labels: Sequence[int], seed: int, *, c:
     z = (x - mean) / scale
 
     def model() -> Any:
-        return LogisticRegression(C=c, max_iter=10_000, tol=1e-10)
+        return LogisticRegression(C=c, max_iter=10_000, tol=1e-10, class_weight="balanced")
 
     oof = np.zeros(len(y))
     for train_idx, test_idx in StratifiedKFold(5, shuffle=True, random_state=seed).split(z, y):
         oof[test_idx] = model().fit(z[train_idx], y[train_idx]).decision_function(z[test_idx])
-    platt = LogisticRegression(C=1e6, max_iter=10_000, tol=1e-10).fit(oof.reshape(-1, 1), y)
+    platt = LogisticRegression(C=1e6, max_iter=10_000, tol=1e-10, class_weight="balanced").fit(oof.reshape(-1, 1), y)
     final = model().fit(z, y)
     # P(faithful) = 1 / (1 + exp(a f + b)) with f the decision value: a = -w, b = -c of the 1-D fit
     return {"logistic": {"mean": [float(v) for v in mean], "scale": [float(v) for v in scale],
@@ -110,9 +111,10 @@ def fit(rows: Sequence[Sequence[float]], labels: Sequence[int], seed: int, *, c:
             "calibration": {"method": "platt", "a": -float(platt.coef_[0][0]), "b": -float(platt.intercept_[0])}}
 
 
-# The documented default threshold (flag an answer below it): chosen on fixtures/faithfulness/dev as
-# the multiple of 0.05 of best F1 among those that flag at most 15 % of its faithful answers (0.45:
-# F1 0.890, 7.7 % of its non-refusal faithful answers flagged; the smaller of two equal F1s).
+# The documented default threshold (flag an answer below it), chosen on fixtures/faithfulness/dev only:
+# thresholds 0.45 to 0.55 flag the same 4 of its 39 faithful non-refusal answers (10.3 %, under the
+# 15 % target) and 0.60 flags 17.9 %; the lowest of that plateau is kept, a margin for unseen clean
+# answers longer than the dev set's (dev F1 of flagging 0.877 at 0.45, 0.949 at 0.55).
 DEFAULT_THRESHOLD = 0.45
 
 
