@@ -80,12 +80,19 @@ def feature_matrix(examples: Sequence[Example]) -> list[list[float]]:
     return rows
 
 
-def fit(rows: Sequence[Sequence[float]], labels: Sequence[int], seed: int, *, c: float = 0.1) -> dict[str, Any]:
-    """Standardise, fit an L2 logistic regression, and calibrate it with Platt scaling fitted on
-    5-fold out-of-fold decision values, both with balanced class weights (the generator makes more
-    unfaithful examples than faithful ones; unweighted, that ratio would move every probability) (what scikit-learn's ``CalibratedClassifierCV(method=
-    'sigmoid', ensemble=False)`` does, written out so that every part goes to the JSON file)."""
+def fit(rows: Sequence[Sequence[float]], labels: Sequence[int], seed: int, *, c: float = 0.1,
+        signs: Sequence[int] | None = None) -> dict[str, Any]:
+    """Standardise, fit an L2 logistic regression whose coefficients keep the signs ``signs`` (+1:
+    the feature may only raise P(faithful), -1: only lower it, 0: free; default :data:`SIGNS`), and
+    calibrate it with Platt scaling fitted on 5-fold out-of-fold decision values (what
+    scikit-learn's ``CalibratedClassifierCV(method='sigmoid', ensemble=False)`` does), both with
+    balanced class weights (the generator makes more unfaithful examples than faithful ones;
+    unweighted, that ratio would move every probability). Written out so that every part goes to the
+    JSON file. The sign constraints keep the model monotone in its evidence: on correlated features
+    an unconstrained fit gives some a weight of the wrong sign (an unsupported negation *raising*
+    P(faithful)), which holds on the synthetic data and not on answers unlike it."""
     import numpy as np
+    from scipy.optimize import minimize  # type: ignore[import-untyped]
     from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
     from sklearn.model_selection import StratifiedKFold  # type: ignore[import-untyped]
 
@@ -95,26 +102,54 @@ def fit(rows: Sequence[Sequence[float]], labels: Sequence[int], seed: int, *, c:
     scale = x.std(axis=0)
     scale[scale == 0] = 1.0
     z = (x - mean) / scale
+    sg = list(SIGNS if signs is None else signs)
+    bounds = [(0.0, None) if g > 0 else (None, 0.0) if g < 0 else (None, None) for g in sg] + [(None, None)]
 
-    def model() -> Any:
-        return LogisticRegression(C=c, max_iter=10_000, tol=1e-10, class_weight="balanced")
+    def train_lr(zt: Any, yt: Any) -> tuple[Any, float]:
+        sw = np.where(yt == 1, len(yt) / (2.0 * max(1, int(yt.sum()))), len(yt) / (2.0 * max(1, int((1 - yt).sum()))))
+        ys = 2.0 * yt - 1.0
+
+        def loss(theta: Any) -> tuple[float, Any]:
+            w, b0 = theta[:-1], theta[-1]
+            m = ys * (zt @ w + b0)
+            # log(1 + exp(-m)), stably, and its derivative -1 / (1 + exp(m))
+            ll = np.logaddexp(0.0, -m)
+            g = -sw * ys / (1.0 + np.exp(m))
+            value = c * float(sw @ ll) + 0.5 * float(w @ w)
+            grad = np.concatenate([c * (zt.T @ g) + w, [c * float(g.sum())]])
+            return value, grad
+
+        res = minimize(loss, np.zeros(zt.shape[1] + 1), jac=True, method="L-BFGS-B", bounds=bounds,
+                       options={"maxiter": 20_000, "ftol": 1e-15, "gtol": 1e-10})
+        return res.x[:-1], float(res.x[-1])
 
     oof = np.zeros(len(y))
     for train_idx, test_idx in StratifiedKFold(5, shuffle=True, random_state=seed).split(z, y):
-        oof[test_idx] = model().fit(z[train_idx], y[train_idx]).decision_function(z[test_idx])
+        w, b0 = train_lr(z[train_idx], y[train_idx])
+        oof[test_idx] = z[test_idx] @ w + b0
     platt = LogisticRegression(C=1e6, max_iter=10_000, tol=1e-10, class_weight="balanced").fit(oof.reshape(-1, 1), y)
-    final = model().fit(z, y)
+    coef, intercept = train_lr(z, y)
     # P(faithful) = 1 / (1 + exp(a f + b)) with f the decision value: a = -w, b = -c of the 1-D fit
     return {"logistic": {"mean": [float(v) for v in mean], "scale": [float(v) for v in scale],
-                         "coef": [float(v) for v in final.coef_[0]], "intercept": float(final.intercept_[0]),
-                         "C": c},
+                         "coef": [float(v) for v in coef], "intercept": intercept, "C": c,
+                         "signs": sg, "class_weight": "balanced"},
             "calibration": {"method": "platt", "a": -float(platt.coef_[0][0]), "b": -float(platt.intercept_[0])}}
 
 
+#: The sign each coefficient may take (+1: raises P(faithful), -1: lowers it, 0: free), by feature.
+_SIGN_OF = {
+    "lex_mean": 1, "lex_min": 1, "lex_low_share": -1, "qlex_min": 1, "qlex_mean": 1, "uncovered_log": -1,
+    "max_uncovered_log": -1, "align_min": 1, "align_mean": 1, "order_min": 1, "order_mean": 1, "facts_log": 0,
+    "facts_share": 1, "comparison_unsupported": -1, "unsupported_share": -1, "baseless": -1, "substitutions": -1,
+    "inversion_max": -1, "refusal": 0, "sentences_log": 0, "units_log": 0,
+}
+SIGNS: tuple[int, ...] = tuple(_SIGN_OF.get(f, -1 if f.startswith("unsup_") else 0) for f in FEATURES)
+
+
 # The documented default threshold (flag an answer below it), chosen on fixtures/faithfulness/dev only:
-# thresholds 0.45 to 0.55 flag the same 4 of its 39 faithful non-refusal answers (10.3 %, under the
-# 15 % target) and 0.60 flags 17.9 %; the lowest of that plateau is kept, a margin for unseen clean
-# answers longer than the dev set's (dev F1 of flagging 0.877 at 0.45, 0.949 at 0.55).
+# the largest multiple of 0.05 that flags at most half the 15 % target of its faithful non-refusal
+# answers (a margin for unseen clean answers, longer than the dev set's): 0.45 flags 1 of 39 (2.6 %),
+# 0.50 flags 4 (10.3 %).
 DEFAULT_THRESHOLD = 0.45
 
 
