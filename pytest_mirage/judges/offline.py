@@ -147,9 +147,9 @@ SIGNS: tuple[int, ...] = tuple(_SIGN_OF.get(f, -1 if f.startswith("unsup_") else
 
 
 # The documented default threshold (flag an answer below it), chosen on fixtures/faithfulness/dev only:
-# the largest multiple of 0.05 that flags at most half the 15 % target of its faithful non-refusal
-# answers (a margin for unseen clean answers, longer than the dev set's): 0.45 flags 1 of 39 (2.6 %),
-# 0.50 flags 4 (10.3 %).
+# the largest multiple of 0.05 that flags at most 10 % of its faithful non-refusal answers (a margin
+# under the 15 % target for unseen clean answers, longer than the dev set's): 0.45 flags 3 of 39
+# (7.7 %), 0.50 flags 4 (10.3 %).
 DEFAULT_THRESHOLD = 0.45
 
 

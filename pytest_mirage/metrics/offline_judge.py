@@ -246,11 +246,18 @@ def _gap_substitutions(tokens: Sequence[str], aligned: Sequence[str], ev_units: 
         j = i
         while j + 1 < n and new(tokens[j + 1]):
             j += 1
-        if i > 0 and j + 1 < n and any(len(t) >= 2 for t in tokens[i:j + 1]):
-            a, b = tokens[i - 1], tokens[j + 1]
-            count += any(pos + k < len(aligned) and aligned[pos + k] == b and
-                         all(t not in own for t in aligned[pos + 1:pos + k])
-                         for pos in where.get(a, ()) for k in range(2, 6))
+        if any(len(t) >= 2 or t.isdigit() for t in tokens[i:j + 1]):
+            if i > 0 and j + 1 < n:
+                a, b = tokens[i - 1], tokens[j + 1]
+                count += any(pos + k < len(aligned) and aligned[pos + k] == b and
+                             all(t not in own for t in aligned[pos + 1:pos + k])
+                             for pos in where.get(a, ()) for k in range(2, 6))
+            elif i > 0:  # at the sentence's end: the aligned sentence goes on with a word it lacks
+                count += any(pos + 1 < len(aligned) and aligned[pos + 1] not in own and aligned[pos + 1].isalnum()
+                             for pos in where.get(tokens[i - 1], ()))
+            elif j + 1 < n:  # at its start: the aligned sentence has a word it lacks before
+                count += any(pos > 0 and aligned[pos - 1] not in own and aligned[pos - 1].isalnum()
+                             for pos in where.get(tokens[j + 1], ()))
         i = j + 1
     return count
 
