@@ -71,6 +71,8 @@ TRAIN_COMMAND = "python benchmarks/train_faithfulness.py --seed 0"
 #:   with words found in no evidence (capped at 3);
 #: * ``inversion_max``: over the sentences, the largest share of pairs of shared words (each once in
 #:   the sentence and once in its aligned passage sentence) in the opposite order (swapped roles);
+#: * ``swap_restores``: the most adjacent word pairs of an aligned passage sentence that swapping two
+#:   words of the answer sentence back would restore (capped at 3; scripts with spaces);
 #: * ``refusal``: share of the sentences with content that decline to answer;
 #: * ``sentences_log``, ``units_log``: ``log1p`` of the sentence and content-unit counts.
 #:
@@ -81,7 +83,7 @@ FEATURES: tuple[str, ...] = (
     "align_min", "align_mean", "order_min", "order_mean",
     "facts_log", "facts_share", "unsup_number", "unsup_date", "unsup_name", "unsup_quote", "unsup_negation",
     "unsup_dropped_negation", "unsup_comparison", "unsup_any", "unsup_max", "comparison_unsupported",
-    "unsupported_share", "baseless", "substitutions", "inversion_max", "refusal", "sentences_log", "units_log",
+    "unsupported_share", "baseless", "substitutions", "inversion_max", "swap_restores", "refusal", "sentences_log", "units_log",
 )
 
 # comparison words and their opposites (each pair is swapped both ways)
@@ -286,6 +288,38 @@ def _inversions(tokens: Sequence[str], aligned: Sequence[str], lang: str) -> flo
     return inverted / (n * (n - 1) / 2)
 
 
+def _restoring_swap(tokens: Sequence[str], aligned: Sequence[str]) -> int:
+    """Spaced scripts: the most adjacent pairs of the aligned passage sentence that swapping two
+    words of the sentence back would restore ("Villeneuve defeated Nelson" against "Nelson defeated
+    Villeneuve": 2), over the pairs of words that occur once in each, in the opposite order."""
+    pairs = set(zip(aligned, aligned[1:], strict=False))
+    at: dict[str, int] = {}
+    for i, t in enumerate(aligned):
+        at[t] = -1 if t in at else i
+    seen: dict[str, int] = {}
+    for i, t in enumerate(tokens):
+        seen[t] = -1 if t in seen else i
+    cand = sorted(i for t, i in seen.items() if i >= 0 and at.get(t, -1) >= 0 and (len(t) >= 2 or t.isdigit()))
+    if len(cand) < 2:
+        return 0
+    n = len(tokens)
+
+    def matched(seq: Sequence[str], spots: set[int]) -> int:
+        return sum(1 for k in spots if 0 <= k < n - 1 and (seq[k], seq[k + 1]) in pairs)
+
+    best = 0
+    for x in range(len(cand)):
+        for y in range(x + 1, len(cand)):
+            i, j = cand[x], cand[y]
+            if at[tokens[i]] < at[tokens[j]]:
+                continue  # same order as in the passage sentence
+            spots = {i - 1, i, j - 1, j}
+            swapped = list(tokens)
+            swapped[i], swapped[j] = swapped[j], swapped[i]
+            best = max(best, matched(swapped, spots) - matched(tokens, spots))
+    return best
+
+
 def features(answer: str, passages: Sequence[Passage], lang: str, question: str = "",
              verdicts: Sequence[Any] | None = None) -> dict[str, float]:
     """The :data:`FEATURES` of ``answer`` (raw, with citation markers) against ``passages``.
@@ -312,6 +346,7 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
     units_total = 0
     substitutions = 0
     inversion = 0.0
+    swap = 0
     unsup_max = 0
     unsupported_sents = 0
     baseless = 0
@@ -342,6 +377,8 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
             substitutions += (_substitutions(tokens, aligned, ev_text) if char
                               else _gap_substitutions(tokens, aligned, ev_units))
             inversion = max(inversion, _inversions(tokens, aligned, lang))
+            if not char:
+                swap = max(swap, _restoring_swap(tokens, aligned))
         unsup_max = max(unsup_max, len(v.missing))
         unsupported_sents += v.verdict == "unsupported"
         baseless += v.coverage < 0.5
@@ -388,6 +425,7 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
         "baseless": float(min(3, baseless)),
         "substitutions": float(min(3, substitutions)),
         "inversion_max": inversion,
+        "swap_restores": float(min(3, swap)),
         "refusal": refusals / len(content) if content else 0.0,
         "sentences_log": math.log1p(len(content)),
         "units_log": math.log1p(units_total),

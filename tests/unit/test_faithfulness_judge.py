@@ -85,6 +85,12 @@ def test_swapped_roles_show_as_words_in_the_opposite_order() -> None:
     swapped = features("At Trafalgar in 1805 the fleet of Villeneuve defeated the fleet of Nelson [p1].", p, "en")
     same = features("At Trafalgar in 1805 the fleet of Nelson defeated the fleet of Villeneuve [p1].", p, "en")
     assert swapped["inversion_max"] > 0.0 == same["inversion_max"]
+    assert swapped["swap_restores"] >= 1.0 and same["swap_restores"] == 0.0  # "Nelson defeated" restored
+    reordered = features("In 1805 at Trafalgar, the fleet of Nelson defeated that of Villeneuve [p1].", p, "en")
+    assert reordered["swap_restores"] == 0.0  # words moved, no two of them exchanged
+    ru = (Passage("p1", "В 1812 году армия Кутузова остановила армию Наполеона под Москвой."),)
+    assert features("В 1812 году армия Наполеона остановила армию Кутузова под Москвой [p1].", ru,
+                    "ru")["swap_restores"] >= 1.0
 
 
 @pytest.mark.parametrize(("answer", "lang"), [
