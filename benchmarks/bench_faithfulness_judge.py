@@ -25,7 +25,7 @@ the answer with a passage (multilingual-e5-small; no default threshold).
 
 Figures per signal: ROC AUC (Mann-Whitney, ties half; faithful is the positive class), the best F1
 of *flagging* unfaithful answers over all thresholds, F1 at the default threshold (0.5 for every
-signal but ``faithfulness_judge``, whose default is the model file's ``threshold``, 0.45; an answer
+signal but ``faithfulness_judge``, whose default is the model file's ``threshold``, 0.5; an answer
 scoring below it is flagged) and the clean false-alarm rate (share of faithful answers flagged at
 the default threshold); then AUC by language and by kind (each unfaithful kind
 against all faithful answers of the set) and the false-alarm rate by faithful kind.

@@ -146,11 +146,11 @@ _SIGN_OF = {
 SIGNS: tuple[int, ...] = tuple(_SIGN_OF.get(f, -1 if f.startswith("unsup_") else 0) for f in FEATURES)
 
 
-# The documented default threshold (flag an answer below it), chosen on fixtures/faithfulness/dev only:
-# the largest multiple of 0.05 that flags at most 10 % of its faithful non-refusal answers (a margin
-# under the 15 % target for unseen clean answers, longer than the dev set's): 0.45 flags 3 of 39
-# (7.7 %), 0.50 flags 4 (10.3 %).
-DEFAULT_THRESHOLD = 0.45
+# The documented default threshold (flag an answer below it): 0.5, the decision point of the
+# calibrated probability (Platt scaling with balanced classes: even odds), not a value searched on
+# data. Checked on fixtures/faithfulness/dev only: it flags 3 of its 39 faithful non-refusal answers
+# (7.7 %, inside a 10 % margin under the 15 % target; thresholds up to 0.60 would too).
+DEFAULT_THRESHOLD = 0.5
 
 
 def train(root: Path, seed: int = 0, *, threshold: float = DEFAULT_THRESHOLD,

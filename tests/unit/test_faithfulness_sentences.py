@@ -281,3 +281,15 @@ def test_a_japanese_label_value_line_is_read_by_its_value() -> None:
     v = sentence_verdicts("開業：1872年[p1]", p, "ja")[0]
     whole = sentence_verdicts("開業の年は1872年[p1]", p, "ja")[0]
     assert v.verdict == "supported" and v.length < whole.length  # the label's units are not counted
+
+
+def test_a_swahili_present_negative_verb_is_a_negation_that_the_passage_supports() -> None:
+    p = (Passage("p1", "Wageni kutoka nchi za Jumuiya ya Afrika Mashariki hawahitaji visa kwa ziara ya hadi miezi sita."),)
+    v = sentence_verdicts("Ikiwa unatoka nchi ya Jumuiya ya Afrika Mashariki, huhitaji visa kwa ziara ya hadi miezi sita.",
+                          p, "sw")[0]
+    assert v.verdict == "supported" and any(c.kind == "negation" and c.supported for c in v.checks)
+    # the affirmative form still drops the passage's negation; a noun in hu-...-a is no negation
+    v = sentence_verdicts("Wageni kutoka Jumuiya ya Afrika Mashariki wanahitaji visa kwa ziara ya hadi miezi sita.", p, "sw")[0]
+    assert any(c.kind == "dropped_negation" for c in v.missing)
+    v = sentence_verdicts("Huduma ya visa kwa wageni wa Jumuiya ya Afrika Mashariki ni ya hadi miezi sita.", p, "sw")[0]
+    assert not any(c.kind == "negation" for c in v.checks)
