@@ -25,7 +25,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -225,7 +225,7 @@ def _substitutions(tokens: Sequence[str], aligned: Sequence[str], evidence_text:
     return count
 
 
-def _gap_substitutions(tokens: Sequence[str], aligned: Sequence[str], in_evidence: Callable[[str], bool]) -> int:
+def _gap_substitutions(tokens: Sequence[str], aligned: Sequence[str], ev_units: frozenset[str]) -> int:
     """Spaced scripts: runs of words found in no evidence between two words that the aligned passage
     sentence has close together with other words between them, none of them in the sentence
     ("Bangladesh and Myanmar along" where it says "Bangladesh and India's West Bengal along"): a span
@@ -239,7 +239,7 @@ def _gap_substitutions(tokens: Sequence[str], aligned: Sequence[str], in_evidenc
     n = len(tokens)
 
     def new(t: str) -> bool:
-        return any(ch.isalnum() for ch in t) and not in_evidence(t)
+        return t not in ev_units and any(ch.isalnum() for ch in t)
 
     while i < n:
         if not new(tokens[i]):
@@ -350,23 +350,22 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
     unsup_max = 0
     unsupported_sents = 0
     baseless = 0
-    ev_cache: dict[tuple[str, ...], tuple[Callable[[str], bool], str]] = {}
+    ev_cache: dict[tuple[str, ...], tuple[frozenset[str], str]] = {}
     for v in sents:
         length = v.length
         units_total += length
         evidence = [by_id[c] for c in v.cited] if v.cited else [] if v.invalid else list(passages)
         key = tuple(p.id for p in evidence)
-        if key not in ev_cache:  # whether a unit is in the evidence; its text without spaces (character scripts)
+        if key not in ev_cache:  # the evidence's units, and its text without spaces (character scripts)
             texts = [_passage_text(p) for p in evidence]
-            looks = tuple(_passage_sentences(t, lang).whole for t in texts)
-            ev_cache[key] = (lambda u, looks=looks: any(lk.has(u) for lk in looks),  # type: ignore[misc]
+            ev_cache[key] = (frozenset().union(*(_passage_sentences(t, lang).units for t in texts)),
                              "".join(_passage_compact(t, lang) for t in texts) if char else "")
-        in_evidence, ev_text = ev_cache[key]
+        ev_units, ev_text = ev_cache[key]
         lex.append(v.coverage)
         uncovered.append(float(length - round(v.coverage * length)))
         if q_units:
             units = _sentence_units(_value_of(v.text, lang), lang)
-            qlex.append(sum(1 for u in units if u in q_units or in_evidence(u)) / len(units) if units else 0.0)
+            qlex.append(len(units & (ev_units | q_units)) / len(units) if units else 0.0)
         else:
             qlex.append(v.coverage)
         align.append(v.alignment)
@@ -376,7 +375,7 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
         order.append(len(grams & _grams(aligned, n)) / len(grams) if grams else v.alignment)
         if aligned:
             substitutions += (_substitutions(tokens, aligned, ev_text) if char
-                              else _gap_substitutions(tokens, aligned, in_evidence))
+                              else _gap_substitutions(tokens, aligned, ev_units))
             inversion = max(inversion, _inversions(tokens, aligned, lang))
             if not char:
                 swap = max(swap, _restoring_swap(tokens, aligned))

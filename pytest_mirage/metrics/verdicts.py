@@ -45,7 +45,7 @@ from functools import lru_cache
 import regex  # type: ignore[import-untyped]
 
 from ..suites.model import Passage
-from ..text.tokenize import content_units, has_content_unit, normalize, split_sentences
+from ..text.tokenize import content_units, split_sentences
 from .analysis import PER_TEXT_CACHES, of
 from .base import NotApplicable, Sample
 from .common import raw_answer
@@ -117,32 +117,17 @@ class SentenceVerdict:
 
 
 @dataclass(frozen=True, slots=True)
-class _Lookup:
-    """A text normalised for unit lookups (:func:`~pytest_mirage.text.tokenize.has_content_unit`):
-    whether a unit is one of its content units, without building its unit set."""
-
-    normalized: str
-    memo: dict[str, frozenset[str]]
-
-    def has(self, unit: str) -> bool:
-        return unit in self.normalized and has_content_unit(unit, self.normalized, self.memo)
-
-
-@dataclass(frozen=True, slots=True)
 class _PassageSentences:
-    whole: _Lookup  # the passage text
-    sentences: tuple[tuple[str, _Lookup], ...]  # each sentence and its lookup
-
-
-def _lookup(text: str, lang: str) -> _Lookup:
-    return _Lookup(normalize(text, lang), {})
+    units: frozenset[str]  # every unit of the passage
+    sentences: tuple[tuple[str, frozenset[str]], ...]
 
 
 @lru_cache(maxsize=4096)
 def _passage_sentences(text: str, lang: str) -> _PassageSentences:
-    # units never span a sentence end, so a unit of the passage is a unit of one of its sentences
-    sents = tuple((s, _lookup(s, lang)) for s in split_sentences(text, "und" if lang in ("th", "lo") else lang))
-    return _PassageSentences(_lookup(text, lang), sents)
+    sents = tuple((s, frozenset(content_units(s, lang))) for s in split_sentences(text, "und" if lang in ("th", "lo")
+                                                                                     else lang))
+    units = frozenset().union(*(u for _, u in sents)) if sents else frozenset()
+    return _PassageSentences(units, sents)
 
 
 def passage_sentences(text: str, lang: str) -> list[str]:
@@ -297,14 +282,14 @@ def _align(units: frozenset[str], evidence: Sequence[Passage], lang: str) -> tup
     best, best_id, best_text = -1, None, ""
     for p in evidence:
         ps = _passage_sentences(f"{p.title}\n{p.text}" if p.title else p.text, lang)
-        shared = [u for u in units if ps.whole.has(u)]
+        shared = units & ps.units
         covered.update(shared)
         if len(shared) <= best:  # no sentence of this passage can align better (first best kept)
             continue
-        for sent, look in ps.sentences:
-            n = sum(1 for u in shared if look.has(u))
+        for s, su in ps.sentences:
+            n = len(shared & su)
             if n > best:
-                best, best_id, best_text = n, p.id, sent
+                best, best_id, best_text = n, p.id, s
                 if n == len(shared):
                     break
     n = len(units)
