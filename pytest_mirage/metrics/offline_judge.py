@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
 from importlib import resources
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -292,7 +293,7 @@ def _restoring_swap(tokens: Sequence[str], aligned: Sequence[str]) -> int:
     """Spaced scripts: the most adjacent pairs of the aligned passage sentence that swapping two
     words of the sentence back would restore ("Villeneuve defeated Nelson" against "Nelson defeated
     Villeneuve": 2), over the pairs of words that occur once in each, in the opposite order."""
-    pairs = set(zip(aligned, aligned[1:], strict=False))
+    pairs = set(pairwise(aligned))
     at: dict[str, int] = {}
     for i, t in enumerate(aligned):
         at[t] = -1 if t in at else i
