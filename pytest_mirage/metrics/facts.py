@@ -89,6 +89,9 @@ class Lexicon:
     negation_substrings: tuple[str, ...] = ()
     negation_suffixes: tuple[str, ...] = ()
     negation_prefixes: tuple[str, ...] = ()
+    # (prefix, ending) pairs a negated verb form takes together (Swahili present negative: hu-...-i,
+    # "huhitaji", you do not need; the habitual "huhitaja" and nouns such as "huduma" end otherwise)
+    negation_circumfixes: tuple[tuple[str, str], ...] = ()
     not_negations: tuple[str, ...] = ()
     not_numbers: tuple[str, ...] = ()
     sentence_starters: frozenset[str] = frozenset()
@@ -145,6 +148,7 @@ def lexicon(lang: str) -> Lexicon:
         negation_substrings=tuple(n(w) for w in data.get("negation_substrings", [])),
         negation_suffixes=tuple(n(w) for w in data.get("negation_suffixes", [])),
         negation_prefixes=tuple(n(w) for w in data.get("negation_prefixes", [])),
+        negation_circumfixes=tuple((n(a), n(b)) for a, b in data.get("negation_circumfixes", [])),
         not_negations=tuple(sorted((n(w) for w in data.get("not_negations", [])), key=len, reverse=True)),
         not_numbers=tuple(sorted((n(w) for w in data.get("not_numbers", [])), key=len, reverse=True)),
         sentence_starters=frozenset(n(w) for w in data.get("sentence_starters", [])),
@@ -776,6 +780,11 @@ class _NegationWords:
     words: frozenset[str]
     suffixes: tuple[str, ...]  # str.endswith(tuple): any of them
     prefixes: tuple[str, ...]
+    circumfixes: tuple[tuple[str, str], ...] = ()
+
+    def circumfixed(self, w: str) -> bool:
+        """``w`` starts and ends as a negated form, with at least three letters between."""
+        return any(w.startswith(a) and w.endswith(b) and len(w) >= len(a) + len(b) + 3 for a, b in self.circumfixes)
 
 
 _NEGATION_WORDS: dict[int, tuple[Lexicon, _NegationWords]] = {}
@@ -786,7 +795,7 @@ def _negation_words(lex: Lexicon) -> _NegationWords:
     if cached is not None and cached[0] is lex:
         return cached[1]
     tests = _NegationWords(lex.negations | {p + n for p in lex.word_prefixes for n in lex.negations},
-                           lex.negation_suffixes, lex.negation_prefixes)
+                           lex.negation_suffixes, lex.negation_prefixes, lex.negation_circumfixes)
     _NEGATION_WORDS[id(lex)] = (lex, tests)
     return tests
 
@@ -798,18 +807,19 @@ def _negation_sites(t: str, lex: Lexicon) -> list[tuple[frozenset[str], str, int
     text = t
     for phrase in lex.not_negations:
         text = text.replace(phrase, " " * len(phrase))
-    if lex.negations or lex.negation_suffixes or lex.negation_prefixes:
+    if lex.negations or lex.negation_suffixes or lex.negation_prefixes or lex.negation_circumfixes:
         tests = _negation_words(lex)
         words = _SPACED_WORD.findall(text)
         # Most texts hold no negation: a word that is one is in tests.words, or holds a suffix or a
         # prefix as a substring of the text; when none of these holds, no word needs a look.
         if not tests.words.isdisjoint(words) or any(s in text for s in tests.suffixes) or \
-                any(p in text for p in tests.prefixes):
+                any(p in text for p in tests.prefixes) or any(a in text for a, _ in tests.circumfixes):
             spans: list[tuple[int, int]] | None = None
             for i, w in enumerate(words):
                 if w in tests.words or w.endswith(tests.suffixes) or \
                         (w.startswith(tests.prefixes) and
-                         any(w.startswith(p) and len(w) > len(p) + 1 for p in tests.prefixes)):
+                         any(w.startswith(p) and len(w) > len(p) + 1 for p in tests.prefixes)) or \
+                        (tests.circumfixes and tests.circumfixed(w)):
                     if spans is None:  # findall and finditer give the same matches
                         spans = [m.span() for m in _SPACED_WORD.finditer(text)]
                     around = words[max(0, i - 3):i] + words[i + 1:i + 4]

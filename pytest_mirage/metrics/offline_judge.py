@@ -2,11 +2,12 @@
 
 ``faithfulness_judge`` is the probability that an answer is faithful to its passages, from a
 logistic regression (with Platt calibration) over the answer-level aggregates :data:`FEATURES` of
-signals computed per answer sentence (:func:`claim_sentences`): word coverage by the sentence's
-evidence (the units and the evidence rule of ``support_lexical``), coverage by the single best
-passage sentence, the share of the sentence's adjacent token pairs found in that order in its
-evidence, the fact check's unsupported facts by kind (``support_facts``'s :func:`check_facts`),
-comparison words flipped against the passages, a refusal flag and lengths. It needs no model and
+the sentence verdicts (:func:`~pytest_mirage.metrics.verdicts.sentence_verdicts`, one pass shared
+with ``support_sentences`` and ``support_facts``): word coverage by the sentence's evidence (the
+units and the evidence rule of ``support_lexical``), coverage by the best-aligned passage sentence,
+the share of the sentence's adjacent token pairs found in that order in its evidence, spans that
+replace a span of the aligned passage sentence, shared words in swapped order, the fact check's
+unsupported facts by kind, comparison words flipped against the passages, refusals and lengths. It needs no model and
 no numpy at run time: the coefficients are read from ``pytest_mirage/metrics/offline_faithfulness.json``
 (plain JSON, never pickle) and applied in pure Python.
 
@@ -26,23 +27,28 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from functools import lru_cache
 from importlib import resources
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..prompts import find_citations, strip_citations
+from ..prompts import strip_citations
 from ..suites.model import Passage
-from ..text.tokenize import NO_SPACE_LANGS, content_units, normalize, split_sentences, tokenize
+from ..text.tokenize import NO_SPACE_LANGS, content_units, normalize, tokenize
 
 MODEL_FILE = "offline_faithfulness.json"
 MODEL_FORMAT = "pytest-mirage/offline-faithfulness"
 TRAIN_COMMAND = "python benchmarks/train_faithfulness.py --seed 0"
 
-#: The fixed feature list, in the order of the model's coefficients. Per answer sentence (citation
-#: markers belong to the sentence they follow; a sentence's evidence is the passages it cites, all
-#: passages when it cites none, nothing when it cites only unknown ids):
+#: The fixed feature list, in the order of the model's coefficients. They are answer-level
+#: aggregates of the sentence verdicts (:func:`~pytest_mirage.metrics.verdicts.sentence_verdicts`,
+#: computed once per metric pass and shared with ``support_sentences`` and ``support_facts``) over
+#: the *claim sentences*: the checkable ones (supported or unsupported), all sentences with content
+#: when none is checkable. A sentence's evidence is the passages it cites, all passages when it cites
+#: none, nothing when it cites only unknown ids.
 #:
 #: * ``lex_mean``, ``lex_min``: mean and minimum coverage of the sentences' content units by their
 #:   evidence (``support_lexical``'s coverage); ``lex_low_share``: share of sentences below 0.6;
@@ -50,14 +56,25 @@ TRAIN_COMMAND = "python benchmarks/train_faithfulness.py --seed 0"
 #:   (answers restate the question);
 #: * ``uncovered_log``, ``max_uncovered_log``: ``log1p`` of the content units found in no evidence,
 #:   over the answer and in its worst sentence;
-#: * ``align_min``, ``align_mean``: coverage by the single best-matching passage sentence;
+#: * ``align_min``, ``align_mean``: coverage by the single best-aligned passage sentence;
 #: * ``order_min``, ``order_mean``: share of the sentence's adjacent token pairs (character
 #:   triples in scripts without spaces) found adjacent in its evidence;
 #: * ``facts_log`` (``log1p`` of the facts checked), ``facts_share`` (share supported, 1 with no
-#:   fact) and ``unsup_*``: unsupported facts by kind (capped at 3), ``unsup_any`` (0/1);
+#:   fact) and ``unsup_*``: unsupported facts by kind (capped at 3; ``unsup_comparison``: a
+#:   comparison word against the direction of the aligned passage sentence), ``unsup_any`` (0/1),
+#:   ``unsup_max``: the most unsupported facts in one sentence (capped at 3);
 #: * ``comparison_unsupported``: comparison words (``more``/``less``, ...) absent from the passages
 #:   whose opposite the passages use (``at least`` where they say ``at most``), capped at 3;
-#: * ``refusal``: the answer says the passages do not answer (0/1);
+#: * ``unsupported_share``: share of the claim sentences whose verdict is unsupported (a baseless
+#:   added sentence, an invented number); ``baseless``: claim sentences under half covered (capped 3);
+#: * ``substitutions``: spans of a sentence that replace a span of its aligned passage sentence
+#:   between shared words (``Bangladesh and Myanmar`` where the passage says ``Bangladesh and India``)
+#:   with words found in no evidence (capped at 3);
+#: * ``inversion_max``: over the sentences, the largest share of pairs of shared words (each once in
+#:   the sentence and once in its aligned passage sentence) in the opposite order (swapped roles);
+#: * ``swap_restores``: the most adjacent word pairs of an aligned passage sentence that swapping two
+#:   words of the answer sentence back would restore (capped at 3; scripts with spaces);
+#: * ``refusal``: share of the sentences with content that decline to answer;
 #: * ``sentences_log``, ``units_log``: ``log1p`` of the sentence and content-unit counts.
 #:
 #: (Whether a sentence cites is not a feature: in any training set made by editing answers, the
@@ -65,8 +82,9 @@ TRAIN_COMMAND = "python benchmarks/train_faithfulness.py --seed 0"
 FEATURES: tuple[str, ...] = (
     "lex_mean", "lex_min", "lex_low_share", "qlex_min", "qlex_mean", "uncovered_log", "max_uncovered_log",
     "align_min", "align_mean", "order_min", "order_mean",
-    "facts_log", "facts_share", "unsup_number", "unsup_month", "unsup_name", "unsup_quote", "unsup_negation",
-    "unsup_dropped_negation", "unsup_any", "comparison_unsupported", "refusal", "sentences_log", "units_log",
+    "facts_log", "facts_share", "unsup_number", "unsup_date", "unsup_name", "unsup_quote", "unsup_negation",
+    "unsup_dropped_negation", "unsup_comparison", "unsup_any", "unsup_max", "comparison_unsupported",
+    "unsupported_share", "baseless", "substitutions", "inversion_max", "swap_restores", "refusal", "sentences_log", "units_log",
 )
 
 # comparison words and their opposites (each pair is swapped both ways)
@@ -124,54 +142,13 @@ COMPARISONS: dict[str, tuple[tuple[str, str], ...]] = {
 
 # ---------------------------------------------------------------- refusals
 
-# "the passages do not say / I cannot answer", per language (lower-cased, normalised text)
-_REFUSAL = {
-    "en": r"(cannot|can't|can not|unable to|not able to) (answer|determine|say|tell|find|provide)|"
-          r"(do|does|did) not (mention|say|state|contain|include|provide|specify|cover)|no information|"
-          r"not (mentioned|provided|stated|specified|given)|(insufficient|not enough) information",
-    "de": r"(keine|nicht) (angaben|informationen|auskunft)|nicht beantworten|kann ich nicht|nicht erwähnt|"
-          r"enthalten (keine|nichts)|geht nicht hervor",
-    "es": r"no (puedo|es posible) (responder|contestar|determinar)|no (contiene|contienen|menciona|mencionan|indica|"
-          r"indican|especifica)|no hay información|sin información",
-    "fr": r"ne (peux|puis) pas (répondre|dire|déterminer)|ne (précise|précisent|mentionne|mentionnent|contient|"
-          r"contiennent|donne|donnent|indique|indiquent) pas|aucune information|pas d'information",
-    "fi": r"en (voi|pysty) (vastata|sanoa)|ei (kerrota|mainita|ole tietoa)|ei sisällä|tietoa ei",
-    "ru": r"не (могу|можу) (ответить|сказать|определить)|нет (информации|данных|сведений)|не (указано|упоминается|"
-          r"сказано|содержится|содержат)|невозможно ответить",
-    "ar": r"لا (أستطيع|يمكنني|يمكن) (الإجابة|الاجابة|تحديد)|لا (تتضمن|تحتوي|تذكر|يذكر|توجد)|لم (يذكر|تذكر|يرد)|"
-          r"لا تتوفر|لا توجد معلومات",
-    "fa": r"نمی‌?توانم (پاسخ|جواب)|(گفته|ذکر) نشده|اطلاعاتی (وجود )?ندارد|ندارند|اطلاعات .*ندارد",
-    "hi": r"(उत्तर|जवाब) नहीं दे (सकता|सकती|सकते)|जानकारी नहीं|उल्लेख नहीं|नहीं बताया",
-    "bn": r"উল্লেখ নেই|তথ্য নেই|উত্তর দেওয়া সম্ভব নয়|উত্তর দিতে পারছি না|বলা নেই|উত্তর দিতে পারব না",
-    "te": r"సమాధానం ఇవ్వలేను|సమాచారం లేదు|చెప్పలేదు|పేర్కొనలేదు",
-    "id": r"tidak (dapat|bisa) menjawab|tidak (menyebutkan|memuat|mencantumkan|ada informasi)|tidak disebutkan|"
-          r"tidak ada informasi",
-    "sw": r"siwezi kujibu|(hayataji|hayaelezi|hayana|hakuna) (taarifa|maelezo)?|haielezwi|haijatajwa",
-    "yo": r"n kò lè dáhùn|kò (sọ|sí ìsọfúnni|ní ìsọfúnni)|mi ò lè dáhùn",
-    "ja": r"(記載|情報|記述)(が|は)(ない|ありません|ないため|含まれていない)|(お答え|回答|答え)(でき|られ)ません|"
-          r"含まれていない|わかりません",
-    "zh": r"(没有|未|并未)(提到|提及|说明|涉及|包含)|无法(回答|确定|判断)|没有(相关)?信息|不能回答",
-    "ko": r"(정보|내용)(가|이|는) 없|답변(드리기|하기) 어렵|답변할 수 없|알 수 없|언급(되어 있지|이) 없",
-    "th": r"ไม่ได้(กล่าวถึง|ระบุ|บอก)|(ไม่สามารถ|ตอบ)(ตอบ|ไม่ได้)|ไม่มี(ข้อมูล|เรื่องนี้)",
-    "km": r"មិន(បាន)?(បញ្ជាក់|និយាយ|លើកឡើង)|មិនអាចឆ្លើយ|មិនមានព័ត៌មាន|គ្មានព័ត៌មាន",
-}
-# compiled on first use, normalised as the answers are (Yoruba tones and Arabic hamza forms dropped)
-@lru_cache(maxsize=32)
-def _refusal_re(lang: str) -> re.Pattern[str] | None:
-    p = _REFUSAL.get(lang)
-    return re.compile(normalize(p, lang)) if p is not None else None
-
 
 def is_refusal(answer: str, lang: str) -> bool:
-    """True when ``answer`` says the passages do not answer the question (per-language phrases,
-    English ones in every language). A refusal of more than three sentences is an answer that also
-    refuses something: not a refusal."""
-    text = normalize(strip_citations(answer), lang)
-    if len([s for s in split_sentences(text, lang) if any(c.isalnum() for c in s)]) > 3:
-        return False
-    pattern = _refusal_re(lang)
-    english = _refusal_re("en")
-    return bool((pattern is not None and pattern.search(text)) or (english is not None and english.search(text)))
+    """True when every sentence of ``answer`` with content declines to answer (the sentence
+    verdicts' ``refusal``: the lexicon's refusal phrases of ``lang`` and of English)."""
+    from .verdicts import answer_is_refusal, sentence_verdicts
+
+    return answer_is_refusal(sentence_verdicts(answer, (), lang))
 
 
 # ---------------------------------------------------------------- features
@@ -181,13 +158,13 @@ def _passage_text(p: Passage) -> str:
     return f"{p.title}\n{p.text}" if p.title else p.text
 
 
-@lru_cache(maxsize=4096)
-def _passage_sentence_units(text: str, lang: str) -> tuple[frozenset[str], ...]:
-    return tuple(frozenset(content_units(s, lang)) for s in split_sentences(text, lang))
+def _char_script(lang: str) -> bool:
+    """Scripts without word spaces whose tokens are characters (Korean has spaced words)."""
+    return lang in NO_SPACE_LANGS and lang != "ko"
 
 
 def _order_n(lang: str) -> int:
-    return 3 if lang in NO_SPACE_LANGS and lang != "ko" else 2
+    return 3 if _char_script(lang) else 2
 
 
 def _grams(tokens: Sequence[str], n: int) -> set[tuple[str, ...]]:
@@ -195,17 +172,19 @@ def _grams(tokens: Sequence[str], n: int) -> set[tuple[str, ...]]:
 
 
 @lru_cache(maxsize=4096)
-def _passage_grams(text: str, lang: str) -> frozenset[tuple[str, ...]]:
-    n = _order_n(lang)
-    out: set[tuple[str, ...]] = set()
-    for line in text.split("\n"):
-        out |= _grams(tokenize(line, lang), n)
-    return frozenset(out)
+def _passage_compact(text: str, lang: str) -> str:
+    """A passage text normalised, without spaces (character scripts: what their tokens spell)."""
+    return "".join(normalize(text, lang).split())
 
 
 @lru_cache(maxsize=4096)
 def _passage_norm(text: str, lang: str) -> str:
     return normalize(text, lang)
+
+
+@lru_cache(maxsize=8192)
+def _tokens(text: str, lang: str) -> tuple[str, ...]:
+    return tuple(tokenize(text, lang))
 
 
 @lru_cache(maxsize=32)
@@ -219,121 +198,205 @@ def _comparison_pairs(lang: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple((w, tuple(sorted(o))) for w, o in sorted(opposite.items()))
 
 
+@lru_cache(maxsize=2048)
+def _word_re(word: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
+
+
 def _contains(text: str, word: str, lang: str) -> bool:
-    if lang in NO_SPACE_LANGS and lang != "ko":
+    if _char_script(lang):
         return word in text
-    return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
+    return _word_re(word).search(text) is not None
 
 
-_LIST_MARKER = re.compile(r"^[ \t]*(?:\d{1,2}[.)]|[\u2022\u00b7\u25cf*\-\u2013])[ \t]+", re.MULTILINE)
-_DIGIT_MARKER = re.compile(r"^[ \t]*([^\W\d_]?)(\d{1,2})[.)][ \t]+", re.MULTILINE)
-_COLON = ":：៖"
-_KEY_VALUE = re.compile(rf"^([^{_COLON}\n]{{1,40}})[{_COLON}]\s*(\S.*)$", re.DOTALL)
-
-
-def _unlisted(answer: str) -> str:
-    """``answer`` without list markers at line starts (``1.``, ``2)``, ``১.``, ``•``): markers
-    number the list, they state nothing."""
-    out = _LIST_MARKER.sub("", answer)
-    return re.sub(r"^[ \t]*\d{1,2}[.)][ \t]+", "", out, flags=re.MULTILINE | re.UNICODE)
-
-
-@dataclass(frozen=True, slots=True)
-class ClaimSentence:
-    """One sentence of an answer as the judge reads it: its claim text (without citation markers,
-    list marker and ``label:`` prefix), content units, evidence passages and whether it makes a
-    claim: a header line ending in a colon does not, nor does a sentence of fewer than three content
-    units such as "Yes." or "No, it cannot." unless it is the value of a ``label: value`` line."""
-
-    text: str
-    units: frozenset[str]
-    evidence: tuple[Passage, ...]
-    cited: bool
-    claim: bool
-
-
-def claim_sentences(answer: str, passages: Sequence[Passage], lang: str) -> list[ClaimSentence]:
-    """The sentences of ``answer`` with content (evidence rule of ``support_lexical``)."""
-    ids = [p.id for p in passages]
-    by_id = {p.id: p for p in passages}
-    out: list[ClaimSentence] = []
-    for sentence in split_sentences(_unlisted(answer), lang):
-        cited, invalid = find_citations(sentence, ids)
-        text = strip_citations(sentence).strip()
-        header = text.rstrip().endswith(tuple(_COLON))
-        kv = _KEY_VALUE.match(text)
-        labelled = bool(kv and len(tokenize(kv.group(1), lang)) <= (8 if lang in NO_SPACE_LANGS else 3))
-        if kv and labelled:
-            text = kv.group(2)  # "Height: 2,962 m": the label restates the question
-        units = frozenset(content_units(text, lang))
-        if not units:
+def _substitutions(tokens: Sequence[str], aligned: Sequence[str], evidence_text: str) -> int:
+    """Character scripts: spans of ``tokens`` that replace a span of the aligned passage sentence
+    next to a matching span (``เชียงราย`` where it says ``เชียงใหม่``), found nowhere in the evidence."""
+    sm = SequenceMatcher(None, tokens, aligned, autojunk=False)
+    ops = sm.get_opcodes()
+    count = 0
+    for k, (tag, i1, i2, _j1, _j2) in enumerate(ops):
+        if tag != "replace":
             continue
-        evidence = tuple(by_id[c] for c in cited) if cited else () if invalid else tuple(passages)
-        out.append(ClaimSentence(text, units, evidence, bool(cited), not header and (labelled or len(units) >= 3)))
-    return out
+        if not ((k > 0 and ops[k - 1][0] == "equal") or (k + 1 < len(ops) and ops[k + 1][0] == "equal")):
+            continue
+        new = "".join(tokens[i1:i2])
+        if len(new) >= 2 and new not in evidence_text and any(ch.isalnum() for ch in new):
+            count += 1
+    return count
 
 
-@lru_cache(maxsize=4096)
-def _passage_units(text: str, lang: str) -> frozenset[str]:
-    # the union of its sentences' units (a unit never spans a sentence end); one pass over the text
-    return frozenset().union(*_passage_sentence_units(text, lang))
+def _gap_substitutions(tokens: Sequence[str], aligned: Sequence[str], ev_units: frozenset[str]) -> int:
+    """Spaced scripts: runs of words found in no evidence between two words that the aligned passage
+    sentence has close together with other words between them, none of them in the sentence
+    ("Bangladesh and Myanmar along" where it says "Bangladesh and India's West Bengal along"): a span
+    replaced, whatever the order of the rest of the sentence."""
+    own = set(tokens)
+    where: dict[str, list[int]] = {}
+    for i, t in enumerate(aligned):
+        where.setdefault(t, []).append(i)
+    count = 0
+    i = 0
+    n = len(tokens)
+
+    def new(t: str) -> bool:
+        return t not in ev_units and any(ch.isalnum() for ch in t)
+
+    while i < n:
+        if not new(tokens[i]):
+            i += 1
+            continue
+        j = i
+        while j + 1 < n and new(tokens[j + 1]):
+            j += 1
+        if any(len(t) >= 2 or t.isdigit() for t in tokens[i:j + 1]):
+            if i > 0 and j + 1 < n:
+                a, b = tokens[i - 1], tokens[j + 1]
+                count += any(pos + k < len(aligned) and aligned[pos + k] == b and
+                             all(t not in own for t in aligned[pos + 1:pos + k])
+                             for pos in where.get(a, ()) for k in range(2, 6))
+            elif i > 0:  # at the sentence's end: the aligned sentence goes on with a word it lacks
+                count += any(pos + 1 < len(aligned) and aligned[pos + 1] not in own and aligned[pos + 1].isalnum()
+                             for pos in where.get(tokens[i - 1], ()))
+            elif j + 1 < n:  # at its start: the aligned sentence has a word it lacks before
+                count += any(pos > 0 and aligned[pos - 1] not in own and aligned[pos - 1].isalnum()
+                             for pos in where.get(tokens[j + 1], ()))
+        i = j + 1
+    return count
+
+
+def _inversions(tokens: Sequence[str], aligned: Sequence[str], lang: str) -> float:
+    """Share of pairs of tokens (each once in the sentence and once in ``aligned``; longer than one
+    character outside character scripts) whose order differs between the two."""
+    keep = 1 if _char_script(lang) else 2
+    a_pos: dict[str, int] = {}
+    dup: set[str] = set()
+    for i, t in enumerate(tokens):
+        if t in a_pos:
+            dup.add(t)
+        a_pos[t] = i
+    p_pos: dict[str, int] = {}
+    for i, t in enumerate(aligned):
+        if t in p_pos:
+            dup.add(t)
+        p_pos[t] = i
+    order = [p_pos[t] for t in sorted((t for t in a_pos if t in p_pos and t not in dup and len(t) >= keep
+                                       and any(ch.isalnum() for ch in t)), key=a_pos.__getitem__)]
+    n = len(order)
+    if n < 3:
+        return 0.0
+    inverted = sum(1 for i in range(n) for j in range(i + 1, n) if order[i] > order[j])
+    return inverted / (n * (n - 1) / 2)
+
+
+def _restoring_swap(tokens: Sequence[str], aligned: Sequence[str]) -> int:
+    """Spaced scripts: the most adjacent pairs of the aligned passage sentence that swapping two
+    words of the sentence back would restore ("Villeneuve defeated Nelson" against "Nelson defeated
+    Villeneuve": 2), over the pairs of words that occur once in each, in the opposite order."""
+    pairs = set(pairwise(aligned))
+    at: dict[str, int] = {}
+    for i, t in enumerate(aligned):
+        at[t] = -1 if t in at else i
+    seen: dict[str, int] = {}
+    for i, t in enumerate(tokens):
+        seen[t] = -1 if t in seen else i
+    cand = sorted(i for t, i in seen.items() if i >= 0 and at.get(t, -1) >= 0 and (len(t) >= 2 or t.isdigit()))
+    if len(cand) < 2:
+        return 0
+    n = len(tokens)
+
+    def matched(seq: Sequence[str], spots: set[int]) -> int:
+        return sum(1 for k in spots if 0 <= k < n - 1 and (seq[k], seq[k + 1]) in pairs)
+
+    best = 0
+    for x in range(len(cand)):
+        for y in range(x + 1, len(cand)):
+            i, j = cand[x], cand[y]
+            if at[tokens[i]] < at[tokens[j]]:
+                continue  # same order as in the passage sentence
+            spots = {i - 1, i, j - 1, j}
+            swapped = list(tokens)
+            swapped[i], swapped[j] = swapped[j], swapped[i]
+            best = max(best, matched(swapped, spots) - matched(tokens, spots))
+    return best
 
 
 def features(answer: str, passages: Sequence[Passage], lang: str, question: str = "",
-             checks: Sequence[Any] | None = None) -> dict[str, float]:
+             verdicts: Sequence[Any] | None = None) -> dict[str, float]:
     """The :data:`FEATURES` of ``answer`` (raw, with citation markers) against ``passages``.
 
-    Coverage-type features are computed over the claim sentences (:func:`claim_sentences`; all
-    sentences when none makes a claim); an answer without content units gets 0 coverage (the metric
-    makes it null before asking); passages may be empty (every sentence is then unsupported). The
-    fact check reads the answer without its list markers."""
-    from .facts import check_facts
+    ``verdicts``: the answer's sentence verdicts when the metric pass already made them (computed
+    here otherwise). An answer without content units gets 0 coverage (the metric makes it null
+    before asking); passages may be empty (every sentence is then unsupported)."""
+    from .verdicts import _passage_sentences, _sentence_units, _value_of, sentence_verdicts
 
-    every = claim_sentences(answer, passages, lang)
-    sents = [s for s in every if s.claim] or every
-    if checks is None:  # (the metric passes the checks support_facts already made of the same text)
-        checks = check_facts(_unlisted(answer), passages, lang)
+    if verdicts is None:
+        verdicts = sentence_verdicts(answer, passages, lang)
+    content = [v for v in verdicts if v.length]
+    refusals = sum(1 for v in content if v.verdict == "refusal")
+    sents = [v for v in content if v.checkable] or [v for v in content if v.verdict != "refusal"] or content
+    by_id = {p.id: p for p in passages}
+    q_units = _sentence_units(question, lang) if question else frozenset()
     n = _order_n(lang)
+    char = _char_script(lang)
     lex: list[float] = []
     qlex: list[float] = []
-    q_units = frozenset(content_units(question, lang)) if question else frozenset()
     uncovered: list[float] = []
     align: list[float] = []
     order: list[float] = []
     units_total = 0
-    for s in sents:
-        units = s.units
-        units_total += len(units)
-        ev_units: frozenset[str] = frozenset().union(*(_passage_units(_passage_text(p), lang) for p in s.evidence))
-        covered = len(units & ev_units)
-        lex.append(covered / len(units))
-        qlex.append(len(units & (ev_units | q_units)) / len(units))
-        uncovered.append(float(len(units) - covered))
-        best = 0.0
-        for p in s.evidence:
-            for pu in _passage_sentence_units(_passage_text(p), lang):
-                best = max(best, len(units & pu) / len(units))
-        align.append(best)
-        grams = _grams(tokenize(s.text, lang), n)
-        if grams:
-            ev: set[tuple[str, ...]] = set()
-            for p in s.evidence:
-                ev |= _passage_grams(_passage_text(p), lang)
-            order.append(len(grams & ev) / len(grams))
+    substitutions = 0
+    inversion = 0.0
+    swap = 0
+    unsup_max = 0
+    unsupported_sents = 0
+    baseless = 0
+    ev_cache: dict[tuple[str, ...], tuple[frozenset[str], str]] = {}
+    for v in sents:
+        length = v.length
+        units_total += length
+        evidence = [by_id[c] for c in v.cited] if v.cited else [] if v.invalid else list(passages)
+        key = tuple(p.id for p in evidence)
+        if key not in ev_cache:  # the evidence's units, and its text without spaces (character scripts)
+            texts = [_passage_text(p) for p in evidence]
+            ev_cache[key] = (frozenset().union(*(_passage_sentences(t, lang).units for t in texts)),
+                             "".join(_passage_compact(t, lang) for t in texts) if char else "")
+        ev_units, ev_text = ev_cache[key]
+        lex.append(v.coverage)
+        uncovered.append(float(length - round(v.coverage * length)))
+        if q_units:
+            units = _sentence_units(_value_of(v.text, lang), lang)
+            qlex.append(len(units & (ev_units | q_units)) / len(units) if units else 0.0)
         else:
-            order.append(best)
+            qlex.append(v.coverage)
+        align.append(v.alignment)
+        tokens = _tokens(v.text, lang)
+        aligned = _tokens(v.aligned_sentence, lang) if v.aligned_sentence else ()
+        grams = _grams(tokens, n)
+        order.append(len(grams & _grams(aligned, n)) / len(grams) if grams else v.alignment)
+        if aligned:
+            substitutions += (_substitutions(tokens, aligned, ev_text) if char
+                              else _gap_substitutions(tokens, aligned, ev_units))
+            inversion = max(inversion, _inversions(tokens, aligned, lang))
+            if not char:
+                swap = max(swap, _restoring_swap(tokens, aligned))
+        unsup_max = max(unsup_max, len(v.missing))
+        unsupported_sents += v.verdict == "unsupported"
+        baseless += v.coverage < 0.5
     if not sents:
         lex, qlex, uncovered, align, order = [0.0], [0.0], [0.0], [0.0], [0.0]
+    checks = [c for v in sents for c in v.checks]
     unsupported: dict[str, int] = {}
     for c in checks:
         if not c.supported:
-            unsupported[c.kind] = unsupported.get(c.kind, 0) + 1
-    evidence = "\n".join(_passage_norm(_passage_text(p), lang) for p in passages)
+            kind = "date" if c.kind == "month" else c.kind
+            unsupported[kind] = unsupported.get(kind, 0) + 1
+    evidence_all = "\n".join(_passage_norm(_passage_text(p), lang) for p in passages)
     text = normalize(strip_citations(answer), lang)
     comparisons = 0
     for w, opposites in _comparison_pairs(lang):
-        if _contains(text, w, lang) and not _contains(evidence, w, lang) and \
-                any(_contains(evidence, o, lang) for o in opposites):
+        if _contains(text, w, lang) and not _contains(evidence_all, w, lang) and \
+                any(_contains(evidence_all, o, lang) for o in opposites):
             comparisons += 1
     return {
         "lex_mean": sum(lex) / len(lex),
@@ -350,15 +413,22 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
         "facts_log": math.log1p(len(checks)),
         "facts_share": sum(c.supported for c in checks) / len(checks) if checks else 1.0,
         "unsup_number": float(min(3, unsupported.get("number", 0))),
-        "unsup_month": float(min(3, unsupported.get("month", 0))),
+        "unsup_date": float(min(3, unsupported.get("date", 0))),
         "unsup_name": float(min(3, unsupported.get("name", 0))),
         "unsup_quote": float(min(3, unsupported.get("quote", 0))),
         "unsup_negation": float(min(3, unsupported.get("negation", 0))),
         "unsup_dropped_negation": float(min(3, unsupported.get("dropped_negation", 0))),
+        "unsup_comparison": float(min(3, unsupported.get("comparison", 0))),
         "unsup_any": 1.0 if unsupported else 0.0,
+        "unsup_max": float(min(3, unsup_max)),
         "comparison_unsupported": float(min(3, comparisons)),
-        "refusal": 1.0 if is_refusal(answer, lang) else 0.0,
-        "sentences_log": math.log1p(len(every)),
+        "unsupported_share": unsupported_sents / len(sents) if sents else 1.0,
+        "baseless": float(min(3, baseless)),
+        "substitutions": float(min(3, substitutions)),
+        "inversion_max": inversion,
+        "swap_restores": float(min(3, swap)),
+        "refusal": refusals / len(content) if content else 0.0,
+        "sentences_log": math.log1p(len(content)),
         "units_log": math.log1p(units_total),
     }
 
@@ -366,7 +436,7 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
 def _register_caches() -> None:
     from .analysis import PER_TEXT_CACHES
 
-    PER_TEXT_CACHES.extend((_passage_sentence_units, _passage_grams, _passage_norm, _passage_units))
+    PER_TEXT_CACHES.extend((_passage_compact, _passage_norm, _tokens))
 
 
 _register_caches()
@@ -450,20 +520,17 @@ def faithfulness_judge(s: Any) -> float:
     verdicts = verdicts_of(s)
     if answer_is_refusal(verdicts):
         raise NotApplicable(refusal_reason(verdicts))
-    return Explained(_judge_probability(s), details(verdicts))
+    return Explained(_judge_probability(s, verdicts), details(verdicts))
 
 
-def _judge_probability(s: Any) -> float:
+def _judge_probability(s: Any, verdicts: Sequence[Any]) -> float:
     from .analysis import of
     from .base import NotApplicable
 
     raw = of(s).raw
     if not content_units(strip_citations(raw), s.case.lang):
         raise NotApplicable("the answer has no words to check")
-    # the fact checks support_facts already made of the same text in this metric pass, if any (a
-    # missing memo only costs the check again)
-    checks = of(s).extra.get("fact_checks") if _unlisted(raw) == raw else None
-    return load_model().predict(features(raw, s.context, s.case.lang, s.case.question, checks))
+    return load_model().predict(features(raw, s.context, s.case.lang, s.case.question, verdicts))
 
 
 def model_source() -> str:

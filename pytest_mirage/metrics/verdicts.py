@@ -202,7 +202,8 @@ def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str) -> tu
     out: list[SentenceVerdict] = []
     for index, sf in enumerate(check_sentences(answer, passages, lang)):
         text = sf.text
-        units = _sentence_units(text, lang)
+        header = text.rstrip().endswith(_COLONS)
+        units = _sentence_units(_value_of(text, lang), lang)
         if sf.cited:
             evidence = [by_id[c] for c in sf.cited]
         elif sf.invalid:
@@ -217,14 +218,17 @@ def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str) -> tu
         # a sentence that declines but also states a number, a date, a quote or a name of its evidence
         # answers after all ("... not specified, but it is 250 pesos"); a name the passages lack does not
         # count (German capitalises every noun: "die Texte enthalten keine Angaben")
-        refusal = declines and not any(c.kind in ("number", "month", "quote") or (c.kind == "name" and c.supported)
+        # count; nor does a quoted word it does not find (katakana loanwords are read as quotes:
+        # "グリーン車についての記載がない")
+        refusal = declines and not any(c.kind in ("number", "month") or (c.kind in ("name", "quote") and c.supported)
                                        for c in checks)
         if aligned and not refusal:
             checks += _comparison_checks(text, aligned, lang)
         missing = tuple(c for c in checks if not c.supported)
         if refusal:
             verdict = "refusal"
-        elif not units or (len(units) <= SHORT_UNITS and not checks and not sf.invalid):
+        elif not units or header or (len(units) <= SHORT_UNITS and not sf.invalid and
+                                     (not checks or _negated_reply(units, checks))):
             verdict = "no_content"
         elif missing or (sf.invalid and not sf.cited) or coverage < COVERAGE_MIN:
             verdict = "unsupported"
@@ -241,6 +245,28 @@ def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str) -> tu
         out = [_finish(_decide(v, "unsupported" if v.missing or v.coverage < COVERAGE_MIN else "supported"), False)
                if v.verdict == "no_content" and v.length else v for v in out]
     return tuple(out)
+
+
+_COLONS = (":", "：", "៖")
+_KEY_VALUE = regex.compile(r"^([^:：៖\n]{1,40})[:：៖]\s*(\S.*)$", regex.DOTALL)
+
+
+def _value_of(text: str, lang: str) -> str:
+    """The value of a ``label: value`` line ("Height: 2,962 m", "開業：1872年"): the label restates
+    the question; other text unchanged. A label is at most three words (eight tokens in scripts
+    without spaces)."""
+    kv = _KEY_VALUE.match(text)
+    if kv is None:
+        return text
+    from ..text.tokenize import NO_SPACE_LANGS, tokenize
+
+    return kv.group(2) if len(tokenize(kv.group(1), lang)) <= (8 if lang in NO_SPACE_LANGS else 3) else text
+
+
+def _negated_reply(units: frozenset[str], checks: Sequence[FactCheck]) -> bool:
+    """A short reply of one or two units whose only check is a negation: "Ei voi." ("No, (you)
+    cannot."), "Nein, nicht." — a yes/no word, decided by the sentence that follows it."""
+    return len(units) <= 2 and all(c.kind == "negation" for c in checks)
 
 
 def _decide(v: SentenceVerdict, verdict: str) -> SentenceVerdict:

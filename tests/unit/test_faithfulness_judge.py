@@ -57,10 +57,40 @@ def test_list_markers_and_headers_are_no_claims() -> None:
     f = features(listed, P, "en", Q)
     assert f["unsup_number"] == 0.0  # "1." and "2." number the list
     assert f["lex_min"] == 1.0  # the header and the "Opening:" labels assert nothing
-    sents = offline.claim_sentences(listed, P, "en")
-    assert [s.claim for s in sents] == [False, True, True]
-    assert [s.claim for s in offline.claim_sentences("Yes. It opened in 1937.", P, "en")] == [False, True]
-    assert sents[1].text == "27 May 1937."
+    assert f["unsupported_share"] == 0.0 and f["sentences_log"] == math.log1p(3)
+
+
+def test_features_are_read_from_the_sentence_verdicts_of_the_metric_pass() -> None:
+    from pytest_mirage.metrics.verdicts import sentence_verdicts
+
+    answer = "The bridge opened on 27 May 1937 [p1]. It was painted green and cost 90 million dollars."
+    vs = sentence_verdicts(answer, P, "en")
+    assert features(answer, P, "en", Q, vs) == features(answer, P, "en", Q)
+    f = features(answer, P, "en", Q)
+    assert f["unsupported_share"] == 0.5 and f["unsup_max"] >= 1 and f["baseless"] == 1.0
+
+
+def test_a_replaced_span_is_a_substitution_in_a_script_without_capitals() -> None:
+    p = (Passage("p1", "সুন্দরবন বিশ্বের বৃহত্তম ম্যানগ্রোভ বন, যা বাংলাদেশ ও ভারতের পশ্চিমবঙ্গ জুড়ে বিস্তৃত।"),)
+    bad = features("সুন্দরবন বাংলাদেশ ও মিয়ানমার জুড়ে বিস্তৃত বিশ্বের বৃহত্তম ম্যানগ্রোভ বন [p1]।", p, "bn")
+    good = features("সুন্দরবন বাংলাদেশ ও ভারতের পশ্চিমবঙ্গ জুড়ে বিস্তৃত বিশ্বের বৃহত্তম ম্যানগ্রোভ বন [p1]।", p, "bn")
+    assert bad["substitutions"] == 1.0 and good["substitutions"] == 0.0
+    th = (Passage("p1", "ดอยอินทนนท์ตั้งอยู่ในจังหวัดเชียงใหม่ สูง 2,565 เมตร"),)
+    assert features("ดอยอินทนนท์ตั้งอยู่ในจังหวัดเชียงราย และสูง 2,565 เมตร [p1]", th, "th")["substitutions"] == 1.0
+    assert features("ดอยอินทนนท์ตั้งอยู่ในจังหวัดเชียงใหม่ สูง 2,565 เมตร [p1]", th, "th")["substitutions"] == 0.0
+
+
+def test_swapped_roles_show_as_words_in_the_opposite_order() -> None:
+    p = (Passage("p1", "At Trafalgar in 1805 the fleet of Nelson defeated the fleet of Villeneuve."),)
+    swapped = features("At Trafalgar in 1805 the fleet of Villeneuve defeated the fleet of Nelson [p1].", p, "en")
+    same = features("At Trafalgar in 1805 the fleet of Nelson defeated the fleet of Villeneuve [p1].", p, "en")
+    assert swapped["inversion_max"] > 0.0 == same["inversion_max"]
+    assert swapped["swap_restores"] >= 1.0 and same["swap_restores"] == 0.0  # "Nelson defeated" restored
+    reordered = features("In 1805 at Trafalgar, the fleet of Nelson defeated that of Villeneuve [p1].", p, "en")
+    assert reordered["swap_restores"] == 0.0  # words moved, no two of them exchanged
+    ru = (Passage("p1", "В 1812 году армия Кутузова остановила армию Наполеона под Москвой."),)
+    assert features("В 1812 году армия Наполеона остановила армию Кутузова под Москвой [p1].", ru,
+                    "ru")["swap_restores"] >= 1.0
 
 
 @pytest.mark.parametrize(("answer", "lang"), [

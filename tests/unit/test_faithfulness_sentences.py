@@ -235,3 +235,61 @@ def test_a_comparison_turned_the_other_way_is_unsupported(lang: str, passage: st
     (bad,) = sentence_verdicts(swapped, p, lang)
     assert ok.verdict == "supported", ok
     assert bad.verdict == "unsupported" and [(c.kind, c.text) for c in bad.missing] == [("comparison", word)]
+
+
+# ---------------------------------------------------------------- misfires found on the dev set
+
+
+def test_a_japanese_refusal_naming_a_katakana_word_the_passages_lack_is_a_refusal() -> None:
+    p = (Passage("p1", "東海道新幹線は東京と新大阪を結ぶ。最速の列車は約2時間30分で走る。"),)
+    vs = sentence_verdicts("提供された情報には新幹線のグリーン車についての記載がないため、この質問にはお答えできません。", p, "ja")
+    assert [v.verdict for v in vs] == ["refusal"]
+    # an invented number still makes it an answer
+    vs = sentence_verdicts("記載がないため、お答えできませんが、約300円です。", p, "ja")
+    assert vs[0].verdict != "refusal"
+
+
+def test_a_persian_refusal_ending_in_the_verb_dahom_is_no_ordinal() -> None:
+    p = (Passage("p1", "گذرنامه عادی ده سال اعتبار دارد و تمدید آن در دفاتر پیشخوان انجام می‌شود."),)
+    vs = sentence_verdicts("در متن‌های ارائه‌شده درباره هزینه تمدید چیزی گفته نشده است، بنابراین نمی‌توانم پاسخ دهم.",
+                           p, "fa")
+    assert [v.verdict for v in vs] == ["refusal"] and not any(c.kind == "number" for c in vs[0].checks)
+
+
+def test_a_finnish_short_negated_reply_is_no_content_beside_its_explanation() -> None:
+    p = (Passage("p1", "Kirjastokortti on maksuton. Korttia hakiessa on esitettävä kuvallinen henkilöllisyystodistus."),)
+    vs = sentence_verdicts("Ei voi. Kirjastokortti on maksuton, mutta hakiessa on esitettävä kuvallinen "
+                           "henkilöllisyystodistus.", p, "fi")
+    assert [v.verdict for v in vs] == ["no_content", "supported"]
+    # a negated sentence with content is still checked
+    vs = sentence_verdicts("Kirjastokortti ei ole maksuton.", p, "fi")
+    assert vs[0].verdict == "unsupported"
+
+
+@pytest.mark.parametrize(("answer", "lang", "passage"), [
+    ("សេចក្តីសង្ខេប៖\n1. ប្រវែង៖ ប្រហែល ៤៣៥០ គីឡូម៉ែត្រ [p1]", "km", "ទន្លេមេគង្គមានប្រវែងប្រហែល ៤៣៥០ គីឡូម៉ែត្រ។"),
+    ("Summary of the facts:\n1. Length: about 4,350 km [p1]", "en", "The Mekong is about 4,350 km long."),
+])
+def test_a_header_line_ending_in_a_colon_states_nothing_and_a_label_is_not_checked(answer: str, lang: str,
+                                                                                  passage: str) -> None:
+    vs = sentence_verdicts(answer, (Passage("p1", passage),), lang)
+    assert vs[0].verdict == "no_content" and vs[1].verdict == "supported"
+
+
+def test_a_japanese_label_value_line_is_read_by_its_value() -> None:
+    p = (Passage("p1", "富岡製糸場は1872年に開業した官営の製糸工場である。"),)
+    v = sentence_verdicts("開業：1872年[p1]", p, "ja")[0]
+    whole = sentence_verdicts("開業の年は1872年[p1]", p, "ja")[0]
+    assert v.verdict == "supported" and v.length < whole.length  # the label's units are not counted
+
+
+def test_a_swahili_present_negative_verb_is_a_negation_that_the_passage_supports() -> None:
+    p = (Passage("p1", "Wageni kutoka nchi za Jumuiya ya Afrika Mashariki hawahitaji visa kwa ziara ya hadi miezi sita."),)
+    v = sentence_verdicts("Ikiwa unatoka nchi ya Jumuiya ya Afrika Mashariki, huhitaji visa kwa ziara ya hadi miezi sita.",
+                          p, "sw")[0]
+    assert v.verdict == "supported" and any(c.kind == "negation" and c.supported for c in v.checks)
+    # the affirmative form still drops the passage's negation; a noun in hu-...-a is no negation
+    v = sentence_verdicts("Wageni kutoka Jumuiya ya Afrika Mashariki wanahitaji visa kwa ziara ya hadi miezi sita.", p, "sw")[0]
+    assert any(c.kind == "dropped_negation" for c in v.missing)
+    v = sentence_verdicts("Huduma ya visa kwa wageni wa Jumuiya ya Afrika Mashariki ni ya hadi miezi sita.", p, "sw")[0]
+    assert not any(c.kind == "negation" for c in v.checks)

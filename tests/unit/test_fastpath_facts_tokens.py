@@ -71,7 +71,7 @@ def ref_negations(t: str, lex: Lexicon) -> list[Negation]:
     text = t
     for phrase in lex.not_negations:
         text = text.replace(phrase, " " * len(phrase))
-    if lex.negations or lex.negation_suffixes or lex.negation_prefixes:
+    if lex.negations or lex.negation_suffixes or lex.negation_prefixes or lex.negation_circumfixes:
         words = list(facts._SPACED_WORD.finditer(text))
         for i, m in enumerate(words):
             w = m.group()
@@ -80,7 +80,9 @@ def ref_negations(t: str, lex: Lexicon) -> list[Negation]:
                 if w.startswith(p) and w[len(p):] in lex.negations:
                     bare = w[len(p):]
             if bare in lex.negations or any(w.endswith(s) for s in lex.negation_suffixes) or \
-                    any(w.startswith(p) and len(w) > len(p) + 1 for p in lex.negation_prefixes):
+                    any(w.startswith(p) and len(w) > len(p) + 1 for p in lex.negation_prefixes) or \
+                    any(w.startswith(a) and w.endswith(b) and len(w) >= len(a) + len(b) + 3
+                        for a, b in lex.negation_circumfixes):
                 around = [x.group() for x in words[max(0, i - 3):i] + words[i + 1:i + 4]]
                 out.append(Negation(facts._scope_units(" ".join(around), lex.lang),
                                     facts._clause(text, m.start(), m.end(), lex.lang)))
@@ -190,6 +192,7 @@ def test_negations_equal_testing_every_word_on_each_negation_form(lang: str) -> 
     forms = [p + n for n in sorted(lex.negations) for p in ("", *lex.word_prefixes)]
     forms += [w + sfx for sfx in lex.negation_suffixes for w in ("do", "ca", "x")]
     forms += [pfx + w for pfx in lex.negation_prefixes for w in ("", "a", "ja", "kuwa")]
+    forms += [a + w + b for a, b in lex.negation_circumfixes for w in ("", "hitaj", "ta")]
     forms += [*lex.negation_substrings, *lex.not_negations]
     found = 0
     for form in forms:
