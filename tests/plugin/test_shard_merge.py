@@ -272,3 +272,76 @@ def test_a_shard_with_no_case_exits_0_and_the_merge_still_matches(pytester: pyte
     capsys.readouterr()
     assert code == single.ret
     assert (pytester.path / "merged.json").read_bytes() == (pytester.path / "single.json").read_bytes()
+
+
+# ---------------------------------------------------------------------------------------------- bundled suites
+BUNDLED = Path(__file__).resolve().parents[2] / "suites"
+BUNDLED_MODELS = ("control:no-citations", "control:oracle", "control:random-passages", "control:wrong-language",
+                  "extractive")  # the bundled suites' reference controls and recorded extractive run
+
+
+def bundled_battles(root: Path) -> Path:
+    """Seeded pairwise verdicts between the bundled suites' models on every bundled case (the ones
+    that are not in a run are reported and skipped, in one run and in a merge alike)."""
+    rank = {m: i for i, m in enumerate(("control:oracle", "extractive", "control:no-citations",
+                                        "control:random-passages", "control:wrong-language"))}
+    rows = []
+    for f in sorted(BUNDLED.glob("*/cases/*.jsonl")):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            cid = json.loads(line)["id"]
+            for x, a in enumerate(BUNDLED_MODELS):
+                for b in BUNDLED_MODELS[x + 1:]:
+                    u = _u("bundled", a, b, cid)
+                    better = a if rank[a] < rank[b] else b
+                    worse = b if better == a else a
+                    winner = "Tie" if u < 0.15 else (better if u < 0.8 else worse)
+                    rows.append({"query_id": cid, "model_A": a, "model_B": b,
+                                 "verdict": "Tie" if winner == "Tie" else ("A" if winner == a else "B")})
+    path = root / "bundled-battles.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def bundled_args(*extra: str) -> list[str]:
+    return ["--mirage-suite=mirage-mini", "--mirage-suite=khmer-telecom", "--mirage-github=off", "-p", "no:randomly",
+            "--mirage-scoring=default", *extra]
+
+
+def test_shards_of_the_bundled_suites_merged_write_the_report_of_one_run(
+        pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's acceptance on the bundled suites (a retrieval suite with a Khmer corpus and an
+    oracle suite; the reference controls and the recorded extractive run), with the arena and its
+    bootstrap from imported battles, a baseline with a regression gate, case thresholds and the
+    suites' gates: N in {1, 2, 3, 5} shards merged write the JSON, Markdown and HTML of one run.
+    A seeded subset (4 languages, at most 20 cases each) keeps it to seconds; the whole bundled
+    suites are checked the same way by ``python benchmarks/bench_shard.py --bundled``."""
+    subset = ("--mirage-lang=km,en,zh,sw", "--mirage-sample=20")
+    base = pytester.path / "base.json"
+    res = pytester.runpytest(*bundled_args("--mirage-lang=km,en,zh", "--mirage-sample=12"), f"--mirage-report={base}")
+    assert res.ret == pytest.ExitCode.OK, res.stdout.str()
+    args = bundled_args(*subset, f"--mirage-battles={bundled_battles(pytester.path)}", "--mirage-tournaments=25",
+                        f"--mirage-baseline={base}", "--mirage-gate=citation_recall.mean drop <= 0.01",
+                        "--mirage-gate=rouge_l.mean >= 0.99")
+    single = pytester.runpytest(*args, *_outputs(pytester.path, "single"))
+    assert single.ret == pytest.ExitCode.TESTS_FAILED, single.stdout.str()  # the rouge_l gate fails
+    want = {ext: (pytester.path / f"single.{ext}").read_bytes() for ext in OUTPUTS}
+    rep = json.loads(want["json"])
+    assert {s["name"] for s in rep["suites"]} == {"mirage-mini", "khmer-telecom"}
+    assert {r["lang"] for r in rep["results"]} == {"km", "en", "zh", "sw"}
+    assert {r["model"] for r in rep["results"]} | set(rep["models"]) >= set(BUNDLED_MODELS)
+    assert rep["arena"] and rep["baseline"] and rep["regressions"]
+    assert not rep["fatal"]
+    assert {a["lang"] for a in rep["arena"]} >= {"km", "en", "all"}
+    assert any(g["passed"] is False for g in rep["gates"]) and any(g["passed"] for g in rep["gates"])
+    for n in (1, 2, 3, 5):
+        parts = []
+        for k in range(1, n + 1):
+            part, res = _shard(pytester, k, n, args)
+            assert res.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), res.stdout.str()
+            parts.append(part)
+        code = main(["merge", *map(str, parts), *_outputs(pytester.path, f"merged{n}")])
+        printed, err = capsys.readouterr()
+        assert code == single.ret, printed + err
+        for ext in OUTPUTS:
+            got = (pytester.path / f"merged{n}.{ext}").read_bytes()
+            assert got == want[ext], f"N={n}: merged.{ext} differs from one run's"
