@@ -30,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     for flag in MERGE_FLAGS:
         p_merge.add_argument(flag, dest=flag, default=None, metavar="VALUE",
                              help="as in a pytest run (outputs; the shards' cache settings otherwise)")
+    p_merge.add_argument("--junitxml", "--junit-xml", dest="junitxml", type=Path, default=None, metavar="PATH",
+                         help="write the run's JUnit XML (case items and gates), as pytest's --junitxml in one run")
     args = parser.parse_args(argv)
     if args.cmd == "merge":
         return _merge(args)
@@ -76,7 +78,7 @@ def _merge(args: argparse.Namespace) -> int:
 
     overrides = {flag: getattr(args, flag) for flag in MERGE_FLAGS if getattr(args, flag) is not None}
     try:
-        merged = merge(args.partials, overrides, progress=sys.stderr.isatty())
+        merged = merge(args.partials, overrides, progress=sys.stderr.isatty(), junitxml=args.junitxml)
     except MirageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 4  # as pytest's usage error

@@ -97,9 +97,11 @@ def _option_diff(a: Partial, b: Partial) -> str:
     return "; ".join(out) or "the same values from other sources"
 
 
-def merge(paths: Sequence[Path], overrides: Mapping[str, Any], *, progress: bool = False) -> Merged:
+def merge(paths: Sequence[Path], overrides: Mapping[str, Any], *, progress: bool = False,
+          junitxml: Path | None = None) -> Merged:
     """Read, check and finish the partials at ``paths``; ``overrides``: the merge's own values of
-    :data:`MERGE_FLAGS` (an output flag not given writes nothing)."""
+    :data:`MERGE_FLAGS` (an output flag not given writes nothing); ``junitxml``: where to write the
+    JUnit XML of the whole run (:mod:`.junit`)."""
     from ..config.settings import resolve
     from ..engine import EngineStats
     from ..errors import MirageError
@@ -114,14 +116,16 @@ def merge(paths: Sequence[Path], overrides: Mapping[str, Any], *, progress: bool
     if unknown:
         raise ConfigError(f"merge: {', '.join(unknown)} cannot be changed at merge time (the shards' value is used)")
     inputs = {p.resolve() for p in paths}
-    for flag in OUTPUT_FLAGS:
-        if overrides.get(flag) and Path(str(overrides[flag])).resolve() in inputs:
-            raise ConfigError(f"merge: {flag} {overrides[flag]} is one of the partial reports it merges: write "
+    outputs = [(flag, overrides.get(flag)) for flag in OUTPUT_FLAGS] + [("--junitxml", junitxml)]
+    for flag, value in outputs:
+        if value and Path(str(value)).resolve() in inputs:
+            raise ConfigError(f"merge: {flag} {value} is one of the partial reports it merges: write "
                               "the merged report to another path")
     # an earlier merge's outputs must not pass for this one's if it stops early (as a run's do)
     from ..report.write import remove_stale
 
-    stale = remove_stale([Path(str(overrides[f])) for f in OUTPUT_FLAGS[:3] if overrides.get(f)])
+    stale = remove_stale([Path(str(overrides[f])) for f in OUTPUT_FLAGS[:3] if overrides.get(f)]
+                         + ([junitxml] if junitxml is not None else []))
     given = {flag: overrides.get(flag) for flag in OUTPUT_FLAGS}
     given.update({flag: overrides[flag] for flag in MERGE_FLAGS if flag not in OUTPUT_FLAGS and overrides.get(flag)})
     given["--mirage-shard"] = None
@@ -171,6 +175,14 @@ def merge(paths: Sequence[Path], overrides: Mapping[str, Any], *, progress: bool
         ctx.close()
         raise ConfigError(f"the session end failed: {exc}") from None
     rep = done.report
+    if junitxml is not None:
+        from .junit import write_junit
+
+        try:
+            write_junit(junitxml, rep, [c for _path, p in partials for c in p.junit], tuple(errors.values()))
+            done.written.append(junitxml)
+        except OSError as exc:
+            out_errors.append(f"cannot write the JUnit XML file {junitxml}: {exc.strerror or exc}")
     annotations: list[str] = []
     if settings.github:
         from ..report.github import github_outputs

@@ -26,6 +26,7 @@ from .collect import (
 if TYPE_CHECKING:
     from ..evaluate.answering import Answerer, Job
     from ..evaluate.context import RunContext
+    from ..finish.junit import JunitCase
     from ..finish.report import Finished
     from ..results import CaseResult
     from ..suites.model import Case
@@ -92,6 +93,7 @@ class MirageController:
         self.answerer: Answerer = Answerer(self.ctx, self.judging)
         self.judge_health: dict[str, dict[str, Any]] = {}  # merged from xdist workers
         self.results: dict[tuple[str, str, str, int], CaseResult] = {}
+        self.junit_cases: dict[str, JunitCase] = {}  # --mirage-shard: what the merge's JUnit file needs
         self.collection_errors: dict[str, str] = {}
         self.finished: Finished | None = None
         self._annotations: list[str] = []  # GitHub workflow commands, printed at the very end
@@ -193,8 +195,18 @@ class MirageController:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:  # controller only: xdist re-fires worker reports here
             return
-        for res in wire.results_of(report):
+        results = wire.results_of(report)
+        for res in results:
             self.results[res.key] = res
+        if self.ctx.settings.shard is not None and is_suite_nodeid(report.nodeid):
+            from ..finish.junit import JunitCase
+
+            text = "" if report.longrepr is None else str(report.longrepr)
+            if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+                text = str(report.longrepr[2]).removeprefix("Skipped: ")
+            case = self.junit_cases.get(report.nodeid) or JunitCase(report.nodeid, ())
+            self.junit_cases[report.nodeid] = case.with_report(report.when, report.outcome, text,
+                                                               float(report.duration), [r.key for r in results])
 
     @pytest.hookimpl(optionalhook=True, trylast=True)  # after a plugin that reruns the item
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
@@ -285,7 +297,8 @@ class MirageController:
             collection_errors=tuple(CollectionError(key, v) for key, v in self.collection_errors.items()),
             problems=(*self.ctx.stats.problems, *self.notes),
             judge_health=merge_health(self.judge_health, self.judging.health_json()),
-            engine_stats=self.ctx.stats.to_dict(), exitstatus=int(session.exitstatus))
+            engine_stats=self.ctx.stats.to_dict(), exitstatus=int(session.exitstatus),
+            junit=tuple(self.junit_cases.values()))
         try:
             write_atomic(s.report, partial.to_bytes())
         except OSError as exc:

@@ -200,6 +200,24 @@ def test_merge_checks_that_the_partials_belong_together(pytester: pytest.Pyteste
 OUTPUTS = ("json", "md", "html")
 
 
+def junit_view(path: Path) -> tuple[dict[str, str], list[Any]]:
+    """A JUnit XML file as (the <testsuite> counts, its test cases: names, properties, failure,
+    error or skip with message and text), without times, timestamp and host, cases in a fixed order."""
+    from xml.etree import ElementTree as ET
+
+    root = ET.parse(path).getroot()
+    suites = root.findall("testsuite")
+    assert root.tag == "testsuites" and len(suites) == 1
+    counts = {k: v for k, v in suites[0].attrib.items() if k not in ("time", "timestamp", "hostname")}
+    cases = []
+    for tc in suites[0].findall("testcase"):
+        assert tc.get("time") is not None
+        props = [(p.get("name"), p.get("value")) for p in tc.iter("property")]
+        outcome = [(c.tag, dict(c.attrib), c.text) for c in tc if c.tag != "properties"]
+        cases.append((tc.get("classname"), tc.get("name"), props, outcome))
+    return counts, sorted(cases, key=repr)
+
+
 def _outputs(root: Path, name: str) -> list[str]:
     return [f"--mirage-report={root / f'{name}.json'}", f"--mirage-markdown={root / f'{name}.md'}",
             f"--mirage-html={root / f'{name}.html'}"]
@@ -217,12 +235,15 @@ def test_shards_merged_write_the_report_of_one_run(pytester: pytest.Pytester,
             "--mirage-scoring=default", "--mirage-tournaments=30", f"--mirage-baseline={base}",
             "--mirage-gate=citation_recall.mean drop <= 0.05",
             "--mirage-github=off"]
-    single = pytester.runpytest(*args, *_outputs(pytester.path, "single"))
+    single = pytester.runpytest(*args, *_outputs(pytester.path, "single"), f"--junitxml={pytester.path / 'single.xml'}")
     assert single.ret == pytest.ExitCode.TESTS_FAILED  # case thresholds and gates fail
     want = {ext: (pytester.path / f"single.{ext}").read_bytes() for ext in OUTPUTS}
     rep = json.loads(want["json"])
     assert rep["arena"] and rep["baseline"] and rep["regressions"] and rep["head_to_head"] and not rep.get("fatal")
     assert any(g["passed"] is False for g in rep["gates"])
+    want_junit = junit_view(pytester.path / "single.xml")
+    assert want_junit[0]["failures"] != "0" and len(want_junit[1]) == len(rep["results"]) + len(rep["gates"]) + len(
+        rep["regressions"])
     for n in (1, 2, 3, 5):
         parts = []
         for k in range(1, n + 1):
@@ -230,13 +251,15 @@ def test_shards_merged_write_the_report_of_one_run(pytester: pytest.Pytester,
             part, res = _shard(pytester, k, n, args, *extra)
             assert res.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), res.stdout.str()
             parts.append(part)
-        code = main(["merge", *map(str, parts), *_outputs(pytester.path, f"merged{n}")])
+        code = main(["merge", *map(str, parts), *_outputs(pytester.path, f"merged{n}"),
+                     f"--junitxml={pytester.path / f'merged{n}.xml'}"])
         printed, err = capsys.readouterr()
         assert code == single.ret, printed + err
         assert "mirage merge: " in printed and "FAILED" in printed
         for ext in OUTPUTS:
             got = (pytester.path / f"merged{n}.{ext}").read_bytes()
             assert got == want[ext], f"N={n}: merged.{ext} differs from one run's"
+        assert junit_view(pytester.path / f"merged{n}.xml") == want_junit, f"N={n}: the JUnit XML differs"
 
 
 @pytest.mark.parametrize("repeat", [1, 2])
@@ -345,3 +368,31 @@ def test_shards_of_the_bundled_suites_merged_write_the_report_of_one_run(
         for ext in OUTPUTS:
             got = (pytester.path / f"merged{n}.{ext}").read_bytes()
             assert got == want[ext], f"N={n}: merged.{ext} differs from one run's"
+
+
+def test_merge_writes_the_junit_xml_of_one_run_with_errored_cases(pytester: pytest.Pytester,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A case whose model fails (a replay file without its answer) is an <error> in setup, as in
+    pytest's own file; gates and thresholds are <failure>s; collection errors are <error>s."""
+    write_suite(pytester.path)
+    run = write_run(pytester.path, "sys-a", 0.9, "new")
+    lines = run.read_text().splitlines()
+    run.write_text("\n".join(lines[1:]) + "\n")  # en-000 has no answer: its item errors
+    broken = pytester.path / "broken"
+    broken.mkdir()
+    (broken / "suite.toml").write_text('[suite]\nname = "broken"\nmode = "oracle"\ncases = "nope"\n')
+    args = ["shardy", "broken", f"--mirage-model=replay:{run}", "--mirage-lang=en", "--mirage-github=off"]
+    single = pytester.runpytest(*args, f"--junitxml={pytester.path / 'single.xml'}")
+    want = junit_view(pytester.path / "single.xml")
+    tags = [o[0][0] for *_x, o in want[1] if o]
+    assert "error" in tags and "failure" in tags, want
+    assert int(want[0]["errors"]) >= 2  # the errored case and the suite that does not load
+    parts = []
+    for k in (1, 2):
+        part, res = _shard(pytester, k, 2, args)
+        parts.append(part)
+    code = main(["merge", *map(str, parts), f"--junitxml={pytester.path / 'merged.xml'}"])
+    printed, _err = capsys.readouterr()
+    assert code == single.ret
+    assert f"mirage report: {pytester.path / 'merged.xml'}" in printed
+    assert junit_view(pytester.path / "merged.xml") == want
