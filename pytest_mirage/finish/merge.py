@@ -164,9 +164,16 @@ def merge(paths: Sequence[Path], overrides: Mapping[str, Any], *, progress: bool
             errors.setdefault(e.nodeid, e)
     ctx.stats.merge(stats)
     status = max((p.exitstatus for _path, p in partials), default=0)
+    judged = None
+    if any(p.arena_judgments for _path, p in partials):
+        from .arena import PreJudged
+
+        judged = PreJudged()
+        for path, p in partials:
+            judged.add(p.arena_judgments, p.arena_judge, str(path))
     given_in = FinishInput(results=tuple(r for _path, p in partials for r in p.results),
                            collection_errors=tuple(errors.values()), exitstatus=status, problems=tuple(problems),
-                           baseline=baseline, judge_health=health)
+                           baseline=baseline, judge_health=health, judged=judged)
     out_errors: list[str] = []
     try:
         done = finish(ctx, given_in, judging=judging)

@@ -78,6 +78,8 @@ class Partial:
     engine_stats: Mapping[str, Any] = field(default_factory=dict)
     exitstatus: int = 0
     junit: tuple[JunitCase, ...] = ()  # the shard's case items for the merge's --junitxml
+    arena_judgments: tuple[Mapping[str, Any], ...] = ()  # --mirage-judge: the matchups this shard judged
+    arena_judge: Mapping[str, Any] = field(default_factory=dict)  # and the judge's health figures
     version: str = __version__
 
     def to_json(self) -> dict[str, Any]:
@@ -91,6 +93,7 @@ class Partial:
             "problems": list(self.problems), "judge_health": {k: dict(v) for k, v in sorted(self.judge_health.items())},
             "engine_stats": dict(self.engine_stats), "exitstatus": self.exitstatus,
             "junit": [c.to_json() for c in sorted(self.junit, key=lambda c: c.nodeid)],
+            "arena_judgments": [dict(j) for j in self.arena_judgments], "arena_judge": dict(self.arena_judge),
             "session_gates": "not evaluated: run 'python -m pytest_mirage merge' over every shard",
         }
 
@@ -154,9 +157,15 @@ class Partial:
                 junit.append(JunitCase.from_json(c))
             except (KeyError, TypeError, ValueError) as exc:
                 raise bad(f"junit[{i}]", c, f"a JUnit test case ({type(exc).__name__}: {exc})") from None
+        judgments = _list(data, "arena_judgments", bad)
+        if not all(isinstance(j, Mapping) for j in judgments):
+            raise bad("arena_judgments", judgments, "a list of judgments")
+        judge = data.get("arena_judge", {})
+        if not isinstance(judge, Mapping):
+            raise bad("arena_judge", judge, "a mapping")
         return cls((shard["index"], shard["count"]), data["settings_hash"], options, tuple(suites), tuple(results),
                    tuple(errors), tuple(problems), dict(health), dict(stats), exitstatus, tuple(junit),
-                   str(data.get("version", "")))
+                   tuple(judgments), dict(judge), str(data.get("version", "")))
 
     @classmethod
     def read(cls, path: Path) -> Partial:

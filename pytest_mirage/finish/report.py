@@ -40,7 +40,7 @@ from ..report.statistics import (
 )
 from ..results import CaseResult
 from ..suites.bm25 import corpus_map
-from .arena import ArenaOutcome, run_arena, surrogate_dir
+from .arena import ArenaOutcome, PreJudged, run_arena, surrogate_dir
 from .baseline import Baseline, compare_with_baseline
 from .references import reference_results
 
@@ -241,7 +241,8 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
                  exitstatus: int = 0, problems: Sequence[str] = (),
                  baseline: tuple[Path, Baseline] | None = None,
                  judging: Judging | None = None,
-                 judge_health: Mapping[str, Mapping[str, Any]] | None = None) -> tuple[RunReport, ArenaOutcome]:
+                 judge_health: Mapping[str, Mapping[str, Any]] | None = None,
+                 judged: PreJudged | None = None) -> tuple[RunReport, ArenaOutcome]:
     """Everything the run reports, computed once."""
     res = sorted(results, key=lambda r: (r.suite, r.lang, r.case_id, r.model))
     # each step stands alone: one that fails becomes a fatal line (the run fails) and the report is
@@ -258,7 +259,7 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
         if r.suite not in gates_by_suite:
             gates_by_suite[r.suite] = ctx.rules(ctx.suite(r.suite_ref)).gates
     arena = _step("arena and surrogate", fatal,
-                  lambda: run_arena(ctx, res, ref_results) if res and _needs_arena(ctx, res) else ArenaOutcome(),
+                  lambda: run_arena(ctx, res, ref_results, judged) if res and _needs_arena(ctx, res) else ArenaOutcome(),
                   ArenaOutcome())
     model_level = frozenset(n for n in ctx.metrics.names if ctx.metrics[n].scope == "model")
     model_values: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
@@ -381,7 +382,8 @@ class FinishInput:
     that did not load. ``exitstatus``: pytest's status so far (a failure there fails the report).
     ``problems``: lines found along the way (engine problems, notes). ``baseline``: the loaded
     ``--mirage-baseline`` report. ``judge_health``: the judges' counts sent by xdist workers (the
-    controller's own judging is added by :func:`finish`)."""
+    controller's own judging is added by :func:`finish`). ``judged``: in a merge, the arena
+    matchups the shards judged (only the others are judged here)."""
 
     results: Sequence[CaseResult]
     collection_errors: Sequence[CollectionError] = ()
@@ -389,6 +391,7 @@ class FinishInput:
     problems: Sequence[str] = ()
     baseline: tuple[Path, Baseline] | None = None
     judge_health: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    judged: PreJudged | None = None  # a merge: the arena matchups its shards judged
 
 
 def finish(ctx: RunContext, given: FinishInput, *, judging: Judging | None = None) -> Finished:
@@ -400,7 +403,7 @@ def finish(ctx: RunContext, given: FinishInput, *, judging: Judging | None = Non
     res = list(given.results)
     report, arena = build_report(ctx, res, collection_errors=given.collection_errors, exitstatus=given.exitstatus,
                                  problems=given.problems, baseline=given.baseline, judging=judging,
-                                 judge_health=given.judge_health)
+                                 judge_health=given.judge_health, judged=given.judged)
     written = write_files(ctx, report, res)
     return Finished(report=report, written=written.paths, record_path=written.record,
                     saved_surrogates=list(arena.saved), write_problems=written.problems)

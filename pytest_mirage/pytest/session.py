@@ -284,6 +284,7 @@ class MirageController:
         k, n = s.shard
         if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and not self.collection_errors:
             session.exitstatus = pytest.ExitCode.OK  # a shard may hold no case of a small run: not an error
+        judgments, judge = self._shard_judgments()
         raw = RawOptions.of_config(self.config)
         # every suite collected here or by a worker (even with no case in this shard), and of every result
         refs = dict.fromkeys([*(ref for ref, _suite in self.ctx.registered_suites()), *self._worker_suites,
@@ -298,7 +299,7 @@ class MirageController:
             problems=(*self.ctx.stats.problems, *self.notes),
             judge_health=merge_health(self.judge_health, self.judging.health_json()),
             engine_stats=self.ctx.stats.to_dict(), exitstatus=int(session.exitstatus),
-            junit=tuple(self.junit_cases.values()))
+            junit=tuple(self.junit_cases.values()), arena_judgments=tuple(judgments), arena_judge=judge)
         try:
             write_atomic(s.report, partial.to_bytes())
         except OSError as exc:
@@ -311,6 +312,26 @@ class MirageController:
                           f"{s.report}; session-level gates, arena, baseline comparison and reports are not "
                           "evaluated in a shard: run 'python -m pytest_mirage merge' over the partials of all "
                           f"{n} shards" + (f" ({', '.join(skipped)}: written by the merge)" if skipped else ""))
+
+    def _shard_judgments(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """``--mirage-judge`` in a shard: judge the arena matchups of this shard's cases (every model
+        of a case is in its shard), so that the merge only fits. With ``--mirage-repeat`` (a case's
+        repeats may be in other shards) or when judging fails here, the merge judges them."""
+        from ..errors import MirageError
+        from ..finish.arena import shard_judgments
+        from ..finish.references import reference_results
+
+        s = self.ctx.settings
+        if s.judge is None or s.battles is not None or s.repeat > 1 or not self.results:
+            return [], {}
+        res = sorted(self.results.values(), key=lambda r: (r.suite, r.lang, r.case_id, r.model))
+        try:
+            refs = reference_results(self.ctx, res).results  # their answers only: scored by the merge
+            selected = [c for _ref, suite in self.ctx.registered_suites() for c in self.ctx.run_cases(suite)]
+            return shard_judgments(self.ctx, res, refs, selected)
+        except MirageError as exc:
+            self.notes.append(f"shard arena judging failed ({exc}): the merge judges these matchups")
+            return [], {}
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         from .terminal import SummaryInput, write_summary

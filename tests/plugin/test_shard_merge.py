@@ -396,3 +396,38 @@ def test_merge_writes_the_junit_xml_of_one_run_with_errored_cases(pytester: pyte
     assert code == single.ret
     assert f"mirage report: {pytester.path / 'merged.xml'}" in printed
     assert junit_view(pytester.path / "merged.xml") == want
+
+
+def test_shards_judge_their_arena_battles_and_the_merge_only_fits(pytester: pytest.Pytester,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """With a live --mirage-judge, each shard judges the sampled matchups of its own cases (all
+    models of a case are in its shard) into its partial; the merge, with the judge server gone,
+    fits Bradley-Terry on them and writes the bytes of one run."""
+    from tests.helpers.fake_openai import FakeOpenAIServer
+    from tests.plugin.test_arena_e2e import judge
+
+    write_suite(pytester.path)
+    with FakeOpenAIServer(answer=judge) as srv:
+        args = ["shardy", *models(pytester.path, "new"), "--mirage-judge", "openai:fake-judge",
+                f"--mirage-openai-base-url={srv.base_url}", "--mirage-cache-mode=off", "--mirage-judge-queries=6",
+                "--mirage-tournaments=20", "--mirage-github=off"]
+        single = pytester.runpytest(*args, *_outputs(pytester.path, "single"))
+        one_run_calls = srv.completed
+        want = {ext: (pytester.path / f"single.{ext}").read_bytes() for ext in OUTPUTS}
+        rep = json.loads(want["json"])
+        # 2 languages x 6 sampled cases x 3 pairs x 2 orders
+        assert rep["judge"]["judgments"] == 2 * 6 * 3 * 2 and rep["arena"], rep.get("problems")
+        parts = []
+        for k in (1, 2, 3):
+            part, res = _shard(pytester, k, 3, args)
+            assert res.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), res.stdout.str()
+            parts.append(part)
+        shard_calls = srv.completed - one_run_calls
+    assert 0 < shard_calls
+    stored = [len(json.loads(p.read_text())["arena_judgments"]) for p in parts]
+    assert sum(stored) == rep["judge"]["judgments"] and all(stored), stored
+    code = main(["merge", *map(str, parts), *_outputs(pytester.path, "merged")])  # no judge server now
+    printed, err = capsys.readouterr()
+    assert code == single.ret, printed + err
+    for ext in OUTPUTS:
+        assert (pytester.path / f"merged.{ext}").read_bytes() == want[ext], f"merged.{ext} differs from one run's"
