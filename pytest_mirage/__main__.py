@@ -32,9 +32,23 @@ def main(argv: list[str] | None = None) -> int:
                              help="as in a pytest run (outputs; the shards' cache settings otherwise)")
     p_merge.add_argument("--junitxml", "--junit-xml", dest="junitxml", type=Path, default=None, metavar="PATH",
                          help="write the run's JUnit XML (case items and gates), as pytest's --junitxml in one run")
+    p_cache = sub.add_parser("merge-cache", help="merge the answer caches of a sharded run's jobs into one cache "
+                             "folder for the next run")
+    p_cache.add_argument("out", type=Path, metavar="OUT", help="the cache folder to write (as --mirage-cache)")
+    p_cache.add_argument("caches", nargs="+", type=Path, metavar="CACHE", help="every shard's --mirage-cache folder")
     args = parser.parse_args(argv)
     if args.cmd == "merge":
         return _merge(args)
+    if args.cmd == "merge-cache":
+        from .engine.cache import merge_caches
+
+        try:
+            for line in merge_caches(args.out, args.caches):
+                print(line)
+        except MirageError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        return 0
     try:
         if args.cmd == "new-suite":
             from .cli.scaffold import new_suite

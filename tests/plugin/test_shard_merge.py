@@ -431,3 +431,35 @@ def test_shards_judge_their_arena_battles_and_the_merge_only_fits(pytester: pyte
     assert code == single.ret, printed + err
     for ext in OUTPUTS:
         assert (pytester.path / f"merged.{ext}").read_bytes() == want[ext], f"merged.{ext} differs from one run's"
+
+
+def test_merge_cache_gives_the_next_run_every_shards_answers(pytester: pytest.Pytester,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.helpers.fake_openai import FakeOpenAIServer
+
+    write_suite(pytester.path)
+    with FakeOpenAIServer() as srv:
+        args = ["shardy", "--mirage-model=openai:fake-model", f"--mirage-openai-base-url={srv.base_url}",
+                "--mirage-github=off"]
+        for k in (1, 2):
+            _part, res = _shard(pytester, k, 2, args, f"--mirage-cache={pytester.path / f'cache-{k}'}")
+            assert res.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), res.stdout.str()
+        asked = srv.completed
+    assert asked == 2 * N_CASES
+    cache = pytester.path / "merged-cache"
+    assert main(["merge-cache", str(cache), str(pytester.path / "cache-1"), str(pytester.path / "cache-2")]) == 0
+    out = capsys.readouterr().out
+    assert f"cache-1: {N_CASES} answers added, 0 already there" in out, out  # the shards are balanced
+    assert f"{cache / 'answers.sqlite3'}: {2 * N_CASES} answers" in out
+    # merging again adds nothing; the server is gone: the next run is answered from the merged cache only
+    assert main(["merge-cache", str(cache), str(pytester.path / "cache-2" / "answers.sqlite3")]) == 0
+    assert f"{N_CASES} already there" in capsys.readouterr().out
+    res = pytester.runpytest(*args, f"--mirage-cache={cache}", "--mirage-cache-mode=replay-only",
+                             f"--mirage-report={pytester.path / 'next.json'}")
+    rep = json.loads((pytester.path / "next.json").read_text())
+    assert len(rep["results"]) == 2 * N_CASES and not [r for r in rep["results"] if r["outcome"] == "error"], \
+        res.stdout.str()
+    assert main(["merge-cache", str(cache), str(pytester.path / "nothing")]) == 2
+    assert "nothing: no answer cache there" in capsys.readouterr().err
+    assert main(["merge-cache", str(cache), str(cache)]) == 2
+    assert "is also one of the caches to merge" in capsys.readouterr().err
