@@ -80,6 +80,7 @@ class Partial:
     junit: tuple[JunitCase, ...] = ()  # the shard's case items for the merge's --junitxml
     arena_judgments: tuple[Mapping[str, Any], ...] = ()  # --mirage-judge: the matchups this shard judged
     arena_judge: Mapping[str, Any] = field(default_factory=dict)  # and the judge's health figures
+    rootdir: str = ""  # the shard's rootdir: a merge on another checkout finds the suites below its own
     version: str = __version__
 
     def to_json(self) -> dict[str, Any]:
@@ -94,6 +95,7 @@ class Partial:
             "engine_stats": dict(self.engine_stats), "exitstatus": self.exitstatus,
             "junit": [c.to_json() for c in sorted(self.junit, key=lambda c: c.nodeid)],
             "arena_judgments": [dict(j) for j in self.arena_judgments], "arena_judge": dict(self.arena_judge),
+            "rootdir": self.rootdir,
             "session_gates": "not evaluated: run 'python -m pytest_mirage merge' over every shard",
         }
 
@@ -165,7 +167,7 @@ class Partial:
             raise bad("arena_judge", judge, "a mapping")
         return cls((shard["index"], shard["count"]), data["settings_hash"], options, tuple(suites), tuple(results),
                    tuple(errors), tuple(problems), dict(health), dict(stats), exitstatus, tuple(junit),
-                   tuple(judgments), dict(judge), str(data.get("version", "")))
+                   tuple(judgments), dict(judge), str(data.get("rootdir", "")), str(data.get("version", "")))
 
     @classmethod
     def read(cls, path: Path) -> Partial:

@@ -299,7 +299,8 @@ class MirageController:
             problems=(*self.ctx.stats.problems, *self.notes),
             judge_health=merge_health(self.judge_health, self.judging.health_json()),
             engine_stats=self.ctx.stats.to_dict(), exitstatus=int(session.exitstatus),
-            junit=tuple(self.junit_cases.values()), arena_judgments=tuple(judgments), arena_judge=judge)
+            junit=tuple(self.junit_cases.values()), arena_judgments=tuple(judgments), arena_judge=judge,
+            rootdir=str(self.config.rootpath))
         try:
             write_atomic(s.report, partial.to_bytes())
         except OSError as exc:

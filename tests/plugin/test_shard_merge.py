@@ -463,3 +463,59 @@ def test_merge_cache_gives_the_next_run_every_shards_answers(pytester: pytest.Py
     assert "nothing: no answer cache there" in capsys.readouterr().err
     assert main(["merge-cache", str(cache), str(cache)]) == 2
     assert "is also one of the caches to merge" in capsys.readouterr().err
+
+
+CONFTEST = '''
+from pytest_mirage import Metric
+
+
+def pytest_mirage_register_metrics(registry, config):
+    registry.register(Metric("answer_words", lambda s: float(len((s.answer.answer or "").split()))))
+'''
+
+
+def test_merge_takes_the_conftest_metrics_with_p_and_names_a_missing_one(
+        pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    write_suite(pytester.path)
+    pytester.makeconftest(CONFTEST)
+    args = ["shardy", *models(pytester.path, "new"), "--mirage-metrics=citation_recall,answer_words",
+            "--mirage-gate=answer_words.mean >= 3", "--mirage-github=off"]
+    single = pytester.runpytest(*args, f"--mirage-report={pytester.path / 'single.json'}")
+    rep = json.loads((pytester.path / "single.json").read_text())
+    assert all("answer_words" in r["metrics"] for r in rep["results"]), single.stdout.str()
+    parts = [_shard(pytester, k, 2, args)[0] for k in (1, 2)]
+    monkeypatch.chdir(pytester.path)
+    code = main(["merge", *map(str, parts), "--mirage-report=merged.json"])
+    err = capsys.readouterr().err
+    assert code == 4 and "metric 'answer_words' of case" in err and "is not registered here" in err
+    assert "pass that module or file with -p MODULE (e.g. -p conftest.py)" in err
+    code = main(["merge", *map(str, parts), "--mirage-report=merged.json", "-p", "nope_no_such_module"])
+    assert code == 4 and "-p nope_no_such_module: importing it failed (ModuleNotFoundError" in capsys.readouterr().err
+    code = main(["merge", *map(str, parts), "--mirage-report=merged.json", "-p", str(pytester.path / "conftest.py")])
+    capsys.readouterr()
+    assert code == single.ret
+    assert (pytester.path / "merged.json").read_bytes() == (pytester.path / "single.json").read_bytes()
+
+
+def test_merge_on_another_checkout_path_finds_the_suites_below_its_rootdir(
+        pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    write_suite(pytester.path)
+    args = ["shardy", *models(pytester.path, "new"), "--mirage-github=off"]
+    single = pytester.runpytest(*args, f"--mirage-report={pytester.path / 'single.json'}")
+    parts = [_shard(pytester, k, 2, args)[0] for k in (1, 2)]
+    other = pytester.path / "elsewhere"
+    shutil.copytree(pytester.path / "shardy", other / "shardy")
+    (pytester.path / "shardy").rename(pytester.path / "shardy-gone")  # the shards' checkout is gone
+    monkeypatch.chdir(other)
+    code = main(["merge", *map(str, parts), "--mirage-report=merged.json"])
+    printed, err = capsys.readouterr()
+    assert code == single.ret, printed + err
+    rep = json.loads((other / "merged.json").read_text())
+    want = json.loads((pytester.path / "single.json").read_text())
+    assert len(rep["results"]) == len(want["results"]) and rep["gates"] == json.loads(
+        json.dumps(want["gates"]).replace(str(pytester.path / "shardy"), str(other / "shardy")))
+    # the gates (evaluated by the merge) name this checkout's manifest; a case's threshold message
+    # was written by its shard and names the shard's path
+    assert any(str(other / "shardy" / "suite.toml") in g["source"] for g in rep["gates"])
