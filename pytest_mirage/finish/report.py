@@ -154,6 +154,7 @@ def _model_gate_problems(gates_by_suite: dict[str, Sequence[Rule]], model_level:
 def head_to_head_rows(ctx: RunContext, results: Sequence[CaseResult]) -> list[HeadToHeadRow]:
     """Per suite, every pair of models under test on each chosen metric (wins/ties/losses, sign test)."""
     from ..stats.headtohead import head_to_head
+    from ..stats.records import to_record
 
     out: list[HeadToHeadRow] = []
     by_suite: dict[str, set[str]] = defaultdict(set)
@@ -166,12 +167,18 @@ def head_to_head_rows(ctx: RunContext, results: Sequence[CaseResult]) -> list[He
         present = {k for r in mine for k, v in r.metrics.items() if v is not None}
         metrics = ctx.settings.head_to_head or tuple(m for m in HEADLINE_METRICS if m in present)
         ordered = sorted(models)
+        # each result validated once, and each pair given only its two models' results (all of them
+        # per pair made this quadratic in the models: 171 pairs x every result at 19 models)
+        by_model: dict[str, list[Any]] = defaultdict(list)
+        for i, r in enumerate(mine):
+            by_model[r.model].append(to_record(r, "results", i))
         for i, a in enumerate(ordered):
             for b in ordered[i + 1:]:
+                pair = by_model[a] + by_model[b]
                 for metric in metrics:
                     if metric not in present:
                         continue
-                    h = head_to_head(mine, a, b, metric, higher_is_better=ctx.metrics[metric].higher_is_better,
+                    h = head_to_head(pair, a, b, metric, higher_is_better=ctx.metrics[metric].higher_is_better,
                                      alpha=ctx.settings.alpha)
                     if h.wins + h.ties + h.losses:  # no case with a value from both: nothing to compare
                         out.append(HeadToHeadRow(suite, h))
