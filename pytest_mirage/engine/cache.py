@@ -482,5 +482,17 @@ def warn_bad_entry(path: Path, case_id: str, exc: Exception) -> None:
                                 "calling the model again"), stacklevel=3)
 
 
-__all__ = ["CACHE_FILE", "CACHE_FORMAT", "AnswerCache", "CacheUnavailable", "KeyBuilder", "cache_key", "merge_caches",
-           "check_identity", "classify", "decode_answer", "encode_answer", "request_document"]
+__all__ = [
+    "CACHE_FILE",
+    "CACHE_FORMAT",
+    "AnswerCache",
+    "CacheUnavailable",
+    "KeyBuilder",
+    "cache_key",
+    "check_identity",
+    "classify",
+    "decode_answer",
+    "encode_answer",
+    "merge_caches",
+    "request_document",
+]

@@ -342,7 +342,8 @@ def shard_judgments(ctx: RunContext, results: Sequence[CaseResult], refs: Sequen
     models = sorted({m for (_s, _c, m) in answers})
     if len(models) < 2:
         return [], {}
-    plan = [m for m in build_plan(selected, models, per_group=s.judge_queries, seed=s.seed, order=s.judge_order)
+    plan = [m for m in build_plan(selected, models, per_group=s.judge_queries, seed=s.seed,
+                                  order=s.judge_order)  # type: ignore[arg-type]
             if (m.suite, m.case_id) in cases and all((m.suite, m.case_id, x) in answers for x in models)]
     if not plan:
         return [], {}

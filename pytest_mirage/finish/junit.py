@@ -26,7 +26,7 @@ import re
 import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree as ET
@@ -191,13 +191,13 @@ def junit_xml(report: RunReport, cases: Sequence[JunitCase], collection_errors: 
         counts["tests"] += 1
         elements.append(el)
     suite = ET.Element("testsuite", {"name": suite_name, **{k: str(v) for k, v in counts.items()},
-                                     "time": f"{total:.3f}", "timestamp": datetime.now(timezone.utc).isoformat(),
+                                     "time": f"{total:.3f}", "timestamp": datetime.now(UTC).isoformat(),
                                      "hostname": socket.gethostname()})
     suite.extend(elements)
     root = ET.Element("testsuites", {"name": "pytest tests"})
     root.append(suite)
-    return b'<?xml version="1.0" encoding="utf-8"?>' + ET.tostring(root, encoding="utf-8", short_empty_elements=True) \
-        .removeprefix(b"<?xml version='1.0' encoding='utf-8'?>\n")
+    body: bytes = ET.tostring(root, encoding="utf-8", short_empty_elements=True)
+    return b'<?xml version="1.0" encoding="utf-8"?>' + body.removeprefix(b"<?xml version='1.0' encoding='utf-8'?>\n")
 
 
 def write_junit(path: Path, report: RunReport, cases: Sequence[JunitCase],

@@ -389,7 +389,7 @@ def test_merge_writes_the_junit_xml_of_one_run_with_errored_cases(pytester: pyte
     assert int(want[0]["errors"]) >= 2  # the errored case and the suite that does not load
     parts = []
     for k in (1, 2):
-        part, res = _shard(pytester, k, 2, args)
+        part, _res = _shard(pytester, k, 2, args)
         parts.append(part)
     code = main(["merge", *map(str, parts), f"--junitxml={pytester.path / 'merged.xml'}"])
     printed, _err = capsys.readouterr()
