@@ -284,11 +284,11 @@ class MirageController:
         k, n = s.shard
         if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and not self.collection_errors:
             session.exitstatus = pytest.ExitCode.OK  # a shard may hold no case of a small run: not an error
-        judgments, judge = self._shard_judgments()
         raw = RawOptions.of_config(self.config)
         # every suite collected here or by a worker (even with no case in this shard), and of every result
         refs = dict.fromkeys([*(ref for ref, _suite in self.ctx.registered_suites()), *self._worker_suites,
                               *(r.suite_ref for r in self.results.values())])
+        judgments, judge = self._shard_judgments(list(refs))
         partial = Partial(
             shard=(k, n), settings_hash=settings_hash(raw), options=raw,
             suites=tuple(SuiteStamp(suite.name, ref, suite_content_hash(suite))
@@ -314,7 +314,7 @@ class MirageController:
                           "evaluated in a shard: run 'python -m pytest_mirage merge' over the partials of all "
                           f"{n} shards" + (f" ({', '.join(skipped)}: written by the merge)" if skipped else ""))
 
-    def _shard_judgments(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    def _shard_judgments(self, refs: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """``--mirage-judge`` in a shard: judge the arena matchups of this shard's cases (every model
         of a case is in its shard), so that the merge only fits. With ``--mirage-repeat`` (a case's
         repeats may be in other shards) or when judging fails here, the merge judges them."""
@@ -327,9 +327,9 @@ class MirageController:
             return [], {}
         res = sorted(self.results.values(), key=lambda r: (r.suite, r.lang, r.case_id, r.model))
         try:
-            refs = reference_results(self.ctx, res).results  # their answers only: scored by the merge
-            selected = [c for _ref, suite in self.ctx.registered_suites() for c in self.ctx.run_cases(suite)]
-            return shard_judgments(self.ctx, res, refs, selected)
+            references = reference_results(self.ctx, res).results  # their answers only: scored by the merge
+            selected = [c for ref in refs for c in self.ctx.run_cases(self.ctx.suite(ref))]  # the run's, all shards
+            return shard_judgments(self.ctx, res, references, selected)
         except MirageError as exc:
             self.notes.append(f"shard arena judging failed ({exc}): the merge judges these matchups")
             return [], {}

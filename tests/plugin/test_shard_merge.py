@@ -419,7 +419,7 @@ def test_shards_judge_their_arena_battles_and_the_merge_only_fits(pytester: pyte
         assert rep["judge"]["judgments"] == 2 * 6 * 3 * 2 and rep["arena"], rep.get("problems")
         parts = []
         for k in (1, 2, 3):
-            part, res = _shard(pytester, k, 3, args)
+            part, res = _shard(pytester, k, 3, args, *(("-n", "2") if k == 1 else ()))  # the controller judges
             assert res.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), res.stdout.str()
             parts.append(part)
         shard_calls = srv.completed - one_run_calls
