@@ -32,9 +32,28 @@ def main(argv: list[str] | None = None) -> int:
     for flag in MERGE_FLAGS:
         p_merge.add_argument(flag, dest=flag, default=None, metavar="VALUE",
                              help="as in a pytest run (outputs; the shards' cache settings otherwise)")
+    p_merge.add_argument("--junitxml", "--junit-xml", dest="junitxml", type=Path, default=None, metavar="PATH",
+                         help="write the run's JUnit XML (case items and gates), as pytest's --junitxml in one run")
+    p_merge.add_argument("-p", "--plugin", dest="plugins", action="append", default=[], metavar="MODULE",
+                         help="a module or .py file (e.g. the shards' conftest.py) whose pytest_mirage_register_metrics"
+                         "/_models hooks register the metrics and models the shards used (repeatable)")
+    p_cache = sub.add_parser("merge-cache", help="merge the answer caches of a sharded run's jobs into one cache "
+                             "folder for the next run")
+    p_cache.add_argument("out", type=Path, metavar="OUT", help="the cache folder to write (as --mirage-cache)")
+    p_cache.add_argument("caches", nargs="+", type=Path, metavar="CACHE", help="every shard's --mirage-cache folder")
     args = parser.parse_args(argv)
     if args.cmd == "merge":
         return _merge(args)
+    if args.cmd == "merge-cache":
+        from .engine.cache import merge_caches
+
+        try:
+            for line in merge_caches(args.out, args.caches):
+                print(line)
+        except MirageError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        return 0
     try:
         if args.cmd == "new-suite":
             from .cli.scaffold import new_suite
@@ -78,7 +97,8 @@ def _merge(args: argparse.Namespace) -> int:
 
     overrides = {flag: getattr(args, flag) for flag in MERGE_FLAGS if getattr(args, flag) is not None}
     try:
-        merged = merge(args.partials, overrides, progress=sys.stderr.isatty())
+        merged = merge(args.partials, overrides, progress=sys.stderr.isatty(), junitxml=args.junitxml,
+                       plugins=args.plugins)
     except MirageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 4  # as pytest's usage error

@@ -375,11 +375,79 @@ class AnswerCache:
     def __len__(self) -> int:
         return int(self._conn.execute(f"SELECT COUNT(*) FROM {_TABLE}").fetchone()[0])
 
+    def merge_from(self, other: AnswerCache) -> tuple[int, int, int]:
+        """Copy the answers of ``other`` that this cache lacks (one transaction per chunk); a key
+        already here keeps its answer. Returns (added, already here and the same, already here with
+        another answer: a model that answers the same request differently, the first kept)."""
+        added = same = differ = 0
+        cols = "key, kind, model, case_id, output, meta, created"
+        try:
+            rows = other._conn.execute(f"SELECT {cols} FROM {_TABLE} ORDER BY key")
+            while True:
+                chunk = rows.fetchmany(_READ_CHUNK)
+                if not chunk:
+                    break
+                have = self.get_many([r[0] for r in chunk])
+                new = [r for r in chunk if r[0] not in have]
+                for r in chunk:
+                    if r[0] in have:
+                        same += have[r[0]] == (r[4], r[5])
+                        differ += have[r[0]] != (r[4], r[5])
+                if new:
+                    self._conn.execute("BEGIN")
+                    self._conn.executemany(f"INSERT OR IGNORE INTO {_TABLE} ({cols}) VALUES (?, ?, ?, ?, ?, ?, ?)", new)
+                    self._conn.execute("COMMIT")
+                    added += len(new)
+        except sqlite3.DatabaseError as exc:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise self._fail("merge another cache into it", exc) from None
+        return added, same, differ
+
     def close(self) -> None:
         try:
             self._conn.close()
         except sqlite3.DatabaseError:  # closing checkpoints the WAL, which fails on a full disk
             pass
+
+
+def merge_caches(out: Path, sources: Sequence[Path]) -> list[str]:
+    """``python -m pytest_mirage merge-cache OUT IN...``: the answers of the shards' caches (folders
+    given as ``--mirage-cache``, or their ``answers.sqlite3``) in one cache folder ``out`` for the
+    next run; one line per source. A source that is not a cache is a ConfigError naming it."""
+
+    def folder(p: Path) -> Path:
+        return p.parent if p.name == CACHE_FILE else p
+
+    target = folder(out)
+    if any(folder(src).resolve() == target.resolve() for src in sources):
+        raise ConfigError(f"merge-cache: {out} is also one of the caches to merge; write to another folder")
+    try:
+        into = AnswerCache(target)
+    except CacheUnavailable as exc:
+        raise ConfigError(f"merge-cache: {exc}") from None
+    lines = []
+    try:
+        for src in sources:
+            try:
+                other = AnswerCache(folder(src), readonly=True)
+            except _Missing:
+                raise ConfigError(f"merge-cache: {src}: no answer cache there (expected a --mirage-cache folder "
+                                  f"holding {CACHE_FILE}, or that file)") from None
+            except CacheUnavailable as exc:
+                raise ConfigError(f"merge-cache: {exc}") from None
+            try:
+                added, same, differ = into.merge_from(other)
+            except CacheUnavailable as exc:
+                raise ConfigError(f"merge-cache: {exc}") from None
+            finally:
+                other.close()
+            lines.append(f"{src}: {added} answers added, {same} already there"
+                         + (f", {differ} already there with another answer (the first kept)" if differ else ""))
+        lines.append(f"{into.path}: {len(into)} answers")
+    finally:
+        into.close()
+    return lines
 
 
 def _space_facts(folder: Path) -> str:
@@ -414,5 +482,17 @@ def warn_bad_entry(path: Path, case_id: str, exc: Exception) -> None:
                                 "calling the model again"), stacklevel=3)
 
 
-__all__ = ["CACHE_FILE", "CACHE_FORMAT", "AnswerCache", "CacheUnavailable", "KeyBuilder", "cache_key",
-           "check_identity", "classify", "decode_answer", "encode_answer", "request_document"]
+__all__ = [
+    "CACHE_FILE",
+    "CACHE_FORMAT",
+    "AnswerCache",
+    "CacheUnavailable",
+    "KeyBuilder",
+    "cache_key",
+    "check_identity",
+    "classify",
+    "decode_answer",
+    "encode_answer",
+    "merge_caches",
+    "request_document",
+]

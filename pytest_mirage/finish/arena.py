@@ -25,6 +25,7 @@ from ..engine import run_requests
 from ..errors import ConfigError, MirageError
 from ..evaluate.context import RunContext
 from ..evaluate.requests import prompt_id
+from ..judges.pairwise import Judgment, Matchup
 from ..models.base import Answer, PromptRequest, ResponseFormat
 from ..models.registry import ModelSpec
 from ..results import CaseResult
@@ -71,13 +72,16 @@ def judge_and_fit(complete: Callable[..., list[str | Exception]],
                   models: Sequence[str], *, per_group: int, seed: int, order: str, tournaments: int,
                   contexts: Mapping[tuple[str, str], Sequence[Passage]] | None = None,
                   out: ArenaOutcome, structured: str = "off",
-                  plain_reason: str | None = None) -> dict[tuple[str, str], list[Battle]]:
+                  plain_reason: str | None = None,
+                  judged: PreJudged | None = None) -> dict[tuple[str, str], list[Battle]]:
     """Judge every pair of ``models`` on sampled cases and fit BT; returns the battles per group.
 
     ``complete(prompts, response_format=None)``; ``structured``: the judge's resolved mode (``off``
     sends plain prompts, ``plain_reason`` says why). The judge block of the outcome holds the
     reliability figures and how the judge asked (``output``, ``output_note``, ``format_fallbacks``,
-    ``unstructured_replies``, as in the metric judges' health)."""
+    ``unstructured_replies``, as in the metric judges' health). ``judged``: the matchups the shards
+    of a sharded run judged already (:func:`shard_judgments`), used where their prompt is this
+    plan's; only the others are sent to ``complete``."""
     from ..judges.base import JudgeHealth
     from ..judges.pairwise import (
         build_plan,
@@ -98,15 +102,27 @@ def judge_and_fit(complete: Callable[..., list[str | Exception]],
     plan = build_plan(usable, models, per_group=per_group, seed=seed, order=order)  # type: ignore[arg-type]
     prompts = matchup_prompts(plan, cases, answers, passages=contexts)
     health = JudgeHealth()
-    judgments = judge_matchups(_Judge(), plan, prompts, structured=structured, health=health,
-                               plain_reason=plain_reason)
-    out.judge = {**judge_reliability(judgments).to_json(), "output": health.output, "output_note": health.output_note,
-                 "format_fallbacks": health.format_fallbacks, "unstructured_replies": health.unstructured_replies}
+    done = {i: judged.judgments.get((m, prompt_id(p))) for i, (m, p) in enumerate(zip(plan, prompts, strict=True))} \
+        if judged is not None else {}
+    todo = [i for i in range(len(plan)) if done.get(i) is None]
+    if todo:
+        live = judge_matchups(_Judge(), [plan[i] for i in todo], [prompts[i] for i in todo], structured=structured,
+                              health=health, plain_reason=plain_reason)
+        done.update(zip(todo, live, strict=True))
+    judgments = tuple(j for _i, j in sorted(done.items()) if j is not None)
+    output, note, fallbacks, unstructured = health.output, health.output_note, health.format_fallbacks, \
+        health.unstructured_replies
+    if judged is not None and len(todo) < len(plan):  # the shards' judge health counts too
+        output, note = output or judged.output, note or judged.output_note
+        fallbacks += judged.format_fallbacks
+        unstructured += judged.unstructured_replies
+    out.judge = {**judge_reliability(judgments).to_json(), "output": output, "output_note": note,
+                 "format_fallbacks": fallbacks, "unstructured_replies": unstructured}
     groups = group_battles(judgments)
     if not any(groups.values()):
         rel = out.judge
         form = ('are the JSON {"verdict": "A"} (or "B", "C") asked for, or end with [[A]], [[B]] or [[C]]'
-                if health.output == "json_schema" else "end with [[A]], [[B]] or [[C]]")
+                if output == "json_schema" else "end with [[A]], [[B]] or [[C]]")
         out.problems.append(f"arena: no usable verdicts from the judge ({rel.get('parse_failures', 0)} unparseable, "
                             f"{rel.get('errors', 0)} errors of {rel.get('judgments', 0)} judgments); check the "
                             f"judge model and that its replies {form}")
@@ -250,6 +266,104 @@ def _apply_one(suite: str, lang: str, f: Mapping[str, dict[str, float]], dirs: M
                           "decision": decision.to_json()})
 
 
+def judge_inputs(ctx: RunContext, rows: Sequence[CaseResult]) -> tuple[
+        dict[tuple[str, str], Case], dict[tuple[str, str], tuple[Passage, ...]], dict[tuple[str, str, str], str]]:
+    """What the pairwise judge is shown: the cases answered, their passages (the relevant corpus
+    chunks of a retrieval suite) and every model's answer, from the results that have one."""
+    cases: dict[tuple[str, str], Case] = {}
+    contexts: dict[tuple[str, str], tuple[Passage, ...]] = {}
+    answers: dict[tuple[str, str, str], str] = {}
+    for r in rows:
+        if r.run_line is None or r.outcome == "error":
+            continue
+        suite = ctx.suite(r.suite_ref)
+        key = (suite.name, r.case_id)
+        if key not in cases:
+            cases[key] = suite.case(r.case_id)
+            if suite.mode == "retrieval" and suite.corpus is not None:
+                by_id = corpus_map(suite.corpus)
+                contexts[key] = tuple(by_id[i] for i in cases[key].relevant if i in by_id)
+        answers[(suite.name, r.case_id, r.model)] = r.run_line.output
+    return cases, contexts, answers
+
+
+@dataclass
+class PreJudged:
+    """Matchups a sharded run's shards judged, by (matchup, prompt id), with the judge's health
+    figures of those calls (summed over the shards; the output mode of the first that judged)."""
+
+    judgments: dict[tuple[Matchup, str], Judgment] = field(default_factory=dict)
+    output: str = ""
+    output_note: str = ""
+    format_fallbacks: int = 0
+    unstructured_replies: int = 0
+
+    def add(self, rows: Sequence[Mapping[str, Any]], health: Mapping[str, Any], where: str) -> None:
+        """Add one shard's judgments (:func:`judgment_json` rows) and health; ConfigError naming ``where``."""
+        for i, row in enumerate(rows):
+            try:
+                m = Matchup(*(str(row[k]) for k in ("suite", "lang", "case_id", "model_a", "model_b")))
+                verdict = str(row["verdict"])
+                if verdict not in ("A", "B", "C", "unparseable", "error"):
+                    raise ValueError(f"verdict {verdict!r}")
+                reply, error = row.get("reply"), row.get("error")
+                j = Judgment(m, verdict, None if reply is None else str(reply), int(row["attempts"]),  # type: ignore[arg-type]
+                             None if error is None else str(error))
+                self.judgments[(m, str(row["prompt_id"]))] = j
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ConfigError(f"{where}: arena_judgments[{i}]: {type(exc).__name__}: {exc}; expected a "
+                                  "judgment written by a --mirage-shard run") from None
+        self.output = self.output or str(health.get("output", ""))
+        self.output_note = self.output_note or str(health.get("output_note", ""))
+        self.format_fallbacks += int(health.get("format_fallbacks", 0))
+        self.unstructured_replies += int(health.get("unstructured_replies", 0))
+
+
+def judgment_json(j: Judgment, prompt: str) -> dict[str, Any]:
+    m = j.matchup
+    return {"suite": m.suite, "lang": m.lang, "case_id": m.case_id, "model_a": m.model_a, "model_b": m.model_b,
+            "prompt_id": prompt_id(prompt), "verdict": j.verdict, "reply": j.reply, "attempts": j.attempts,
+            "error": j.error}
+
+
+def shard_judgments(ctx: RunContext, results: Sequence[CaseResult], refs: Sequence[CaseResult],
+                    selected: Sequence[Case]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """``--mirage-shard K/N`` with ``--mirage-judge``: judge the matchups of this shard's cases in
+    the plan one run would make (:func:`~pytest_mirage.judges.pairwise.build_plan` over every
+    ``selected`` case of the run, which is that run's plan when every case was answered); returns
+    the judgments (:func:`judgment_json`) and the judge's health figures for the partial report.
+    ``merge`` uses them where its plan and prompts are the same and judges only the rest."""
+    from ..judges.base import JudgeHealth
+    from ..judges.pairwise import build_plan, judge_matchups, matchup_prompts
+
+    s = ctx.settings
+    assert s.judge is not None
+    cases, contexts, answers = judge_inputs(ctx, [*results, *refs])
+    models = sorted({m for (_s, _c, m) in answers})
+    if len(models) < 2:
+        return [], {}
+    plan = [m for m in build_plan(selected, models, per_group=s.judge_queries, seed=s.seed,
+                                  order=s.judge_order)  # type: ignore[arg-type]
+            if (m.suite, m.case_id) in cases and all((m.suite, m.case_id, x) in answers for x in models)]
+    if not plan:
+        return [], {}
+    prompts = matchup_prompts(plan, cases, answers, passages=contexts or None)
+    mode, plain_reason = ctx.arena_judge_mode()
+    complete = judge_complete(ctx, s.judge)
+
+    class _Judge:
+        def complete(self, prompts: list[str], response_format: ResponseFormat | None = None) -> list[str | Exception]:
+            if response_format is None:
+                return complete(prompts)
+            return complete(prompts, response_format=response_format)
+
+    health = JudgeHealth()
+    judgments = judge_matchups(_Judge(), plan, prompts, structured=mode, health=health, plain_reason=plain_reason)
+    return ([judgment_json(j, p) for j, p in zip(judgments, prompts, strict=True)],
+            {"output": health.output, "output_note": health.output_note, "format_fallbacks": health.format_fallbacks,
+             "unstructured_replies": health.unstructured_replies})
+
+
 def judge_answers(ctx: RunContext, spec: ModelSpec, label: str = "judge") -> Callable[..., list[Answer | Exception]]:
     """A callable ``answers(prompts, response_format=None)`` that sends judge prompts through the
     engine (cached per prompt and response format, retried) and returns the judge model's answers
@@ -275,8 +389,10 @@ def judge_complete(ctx: RunContext, spec: ModelSpec, label: str = "judge") -> Ca
     return complete
 
 
-def run_arena(ctx: RunContext, results: Sequence[CaseResult], refs: Sequence[CaseResult]) -> ArenaOutcome:
-    """Judge + Bradley-Terry when a judge is configured; surrogate training or scoring."""
+def run_arena(ctx: RunContext, results: Sequence[CaseResult], refs: Sequence[CaseResult],
+              judged: PreJudged | None = None) -> ArenaOutcome:
+    """Judge + Bradley-Terry when a judge is configured; surrogate training or scoring. ``judged``:
+    the matchups a sharded run's shards judged (see :func:`judge_and_fit`)."""
     s = ctx.settings
     out = ArenaOutcome()
     if not results:
@@ -294,27 +410,14 @@ def run_arena(ctx: RunContext, results: Sequence[CaseResult], refs: Sequence[Cas
             _train_or_fail(groups, feats, dirs, ctx, out, scorings, judge=f"imported:{s.battles.name}")
             return out
     elif s.judge is not None:
-        cases: dict[tuple[str, str], Case] = {}
-        contexts: dict[tuple[str, str], tuple[Passage, ...]] = {}
-        answers: dict[tuple[str, str, str], str] = {}
-        for r in (*results, *refs):
-            if r.run_line is None or r.outcome == "error":
-                continue
-            suite = ctx.suite(r.suite_ref)
-            key = (suite.name, r.case_id)
-            if key not in cases:
-                cases[key] = suite.case(r.case_id)
-                if suite.mode == "retrieval" and suite.corpus is not None:
-                    by_id = corpus_map(suite.corpus)
-                    contexts[key] = tuple(by_id[i] for i in cases[key].relevant if i in by_id)
-            answers[(suite.name, r.case_id, r.model)] = r.run_line.output
+        cases, contexts, answers = judge_inputs(ctx, [*results, *refs])
         models = sorted({m for (_s, _c, m) in answers})
         try:
             mode, plain_reason = ctx.arena_judge_mode()
             groups = judge_and_fit(judge_complete(ctx, s.judge), cases, answers, models,
                                    per_group=s.judge_queries, seed=s.seed, order=s.judge_order,
                                    tournaments=s.tournaments, contexts=contexts or None, out=out,
-                                   structured=mode, plain_reason=plain_reason)
+                                   structured=mode, plain_reason=plain_reason, judged=judged)
         except MirageError as exc:
             out.problems.append(f"arena not computed: {exc}")
             return out

@@ -97,9 +97,97 @@ def _option_diff(a: Partial, b: Partial) -> str:
     return "; ".join(out) or "the same values from other sources"
 
 
-def merge(paths: Sequence[Path], overrides: Mapping[str, Any], *, progress: bool = False) -> Merged:
+def load_plugins(specs: Sequence[str], metrics: Any, models: Any) -> None:
+    """``merge -p MODULE``: import each module (a dotted name, or a ``.py`` file such as the shards'
+    ``conftest.py``) and call its ``pytest_mirage_register_metrics`` / ``pytest_mirage_register_models``
+    hooks (with ``config=None``: there is no pytest config in a merge)."""
+    import importlib
+    import importlib.util
+    import inspect
+
+    for spec in specs:
+        try:
+            if spec.endswith(".py") or "/" in spec or "\\" in spec:
+                path = Path(spec)
+                if not path.is_file():
+                    raise ConfigError(f"merge: -p {spec}: no such file")
+                loader = importlib.util.spec_from_file_location(f"_mirage_merge_plugin_{abs(hash(str(path.resolve())))}",
+                                                                path)
+                if loader is None or loader.loader is None:
+                    raise ConfigError(f"merge: -p {spec}: cannot import it as a Python file")
+                module = importlib.util.module_from_spec(loader)
+                loader.loader.exec_module(module)
+            else:
+                module = importlib.import_module(spec)
+        except ConfigError:
+            raise
+        except Exception as exc:
+            raise ConfigError(f"merge: -p {spec}: importing it failed ({type(exc).__name__}: {exc})") from None
+        hooks = [(name, registry) for name, registry in (("pytest_mirage_register_metrics", metrics),
+                                                           ("pytest_mirage_register_models", models))
+                 if callable(getattr(module, name, None))]
+        if not hooks:
+            raise ConfigError(f"merge: -p {spec}: defines neither pytest_mirage_register_metrics nor "
+                              "pytest_mirage_register_models; pass the module or conftest.py whose hooks register "
+                              "the shards' metrics and models")
+        for name, registry in hooks:
+            fn = getattr(module, name)
+            params = inspect.signature(fn).parameters
+            kwargs = {k: v for k, v in (("registry", registry), ("config", None)) if k in params}
+            fn(**kwargs)
+
+
+def _unregistered(partials: Sequence[tuple[Path, Partial]], known: set[str], plugins: Sequence[str]) -> None:
+    for path, p in partials:
+        for r in p.results:
+            for name in r.metrics:
+                if name not in known:
+                    tried = f" (-p {', '.join(plugins)} did not register it)" if plugins else ""
+                    raise ConfigError(
+                        f"merge: metric {name!r} of case {r.case_id!r} ({r.model}) in {path} is not registered here"
+                        f"{tried}: the shards registered it with a pytest_mirage_register_metrics hook (a conftest.py "
+                        "or a plugin); pass that module or file with -p MODULE (e.g. -p conftest.py), or make it a "
+                        "pytest_mirage.metrics entry point")
+
+
+def _relocate(partials: list[tuple[Path, Partial]], here: Path) -> list[tuple[Path, Partial]]:
+    """Suites the shards ran below their rootdir and that are not at that path here (a merge on
+    another checkout path) are found at the same place below ``here``; their results follow."""
+    from dataclasses import replace
+
+    from ..suites.resolve import SOURCE_KINDS
+
+    moved: dict[str, str] = {}
+    out = []
+    for path, p in partials:
+        root = Path(p.rootdir) if p.rootdir else None
+        for stamp in p.suites:
+            ref = stamp.ref
+            if root is None or (":" in ref and ref.split(":", 1)[0] in SOURCE_KINDS) or ref in moved:
+                continue
+            old = Path(ref)
+            if old.exists() or not old.is_relative_to(root):
+                continue
+            new = here / old.relative_to(root)
+            if new.is_file():
+                moved[ref] = str(new.resolve())
+        if not moved:
+            out.append((path, p))
+            continue
+        out.append((path, replace(
+            p, suites=tuple(replace(s, ref=moved.get(s.ref, s.ref)) for s in p.suites),
+            results=tuple(replace(r, suite_ref=moved.get(r.suite_ref, r.suite_ref)) for r in p.results),
+            junit=tuple(replace(c, keys=tuple((moved.get(k[0], k[0]), *k[1:]) for k in c.keys)) for c in p.junit))))
+    return out
+
+
+def merge(paths: Sequence[Path], overrides: Mapping[str, Any], *, progress: bool = False,
+          junitxml: Path | None = None, plugins: Sequence[str] = (), rootdir: Path | None = None) -> Merged:
     """Read, check and finish the partials at ``paths``; ``overrides``: the merge's own values of
-    :data:`MERGE_FLAGS` (an output flag not given writes nothing)."""
+    :data:`MERGE_FLAGS` (an output flag not given writes nothing); ``junitxml``: where to write the
+    JUnit XML of the whole run (:mod:`.junit`); ``plugins``: ``-p`` modules registering metrics and
+    models (:func:`load_plugins`); ``rootdir``: the checkout the merge runs on (the current
+    directory), where suites the shards ran below their own rootdir are looked for."""
     from ..config.settings import resolve
     from ..engine import EngineStats
     from ..errors import MirageError
@@ -114,23 +202,28 @@ def merge(paths: Sequence[Path], overrides: Mapping[str, Any], *, progress: bool
     if unknown:
         raise ConfigError(f"merge: {', '.join(unknown)} cannot be changed at merge time (the shards' value is used)")
     inputs = {p.resolve() for p in paths}
-    for flag in OUTPUT_FLAGS:
-        if overrides.get(flag) and Path(str(overrides[flag])).resolve() in inputs:
-            raise ConfigError(f"merge: {flag} {overrides[flag]} is one of the partial reports it merges: write "
+    outputs = [(flag, overrides.get(flag)) for flag in OUTPUT_FLAGS] + [("--junitxml", junitxml)]
+    for flag, value in outputs:
+        if value and Path(str(value)).resolve() in inputs:
+            raise ConfigError(f"merge: {flag} {value} is one of the partial reports it merges: write "
                               "the merged report to another path")
     # an earlier merge's outputs must not pass for this one's if it stops early (as a run's do)
     from ..report.write import remove_stale
 
-    stale = remove_stale([Path(str(overrides[f])) for f in OUTPUT_FLAGS[:3] if overrides.get(f)])
+    stale = remove_stale([Path(str(overrides[f])) for f in OUTPUT_FLAGS[:3] if overrides.get(f)]
+                         + ([junitxml] if junitxml is not None else []))
     given = {flag: overrides.get(flag) for flag in OUTPUT_FLAGS}
     given.update({flag: overrides[flag] for flag in MERGE_FLAGS if flag not in OUTPUT_FLAGS and overrides.get(flag)})
     given["--mirage-shard"] = None
     partials = [(p, Partial.read(p)) for p in paths]
     check_together(partials)
+    partials = _relocate(partials, (rootdir or Path.cwd()).resolve())
     partials.sort(key=lambda x: x[1].shard[0])
     raw = partials[0][1].options.replaced(given)
     settings = resolve(raw)
     metrics, models = default_registries()
+    load_plugins(plugins, metrics, models)
+    _unregistered(partials, set(metrics.names), plugins)
     ctx = RunContext(settings, metrics, models, progress=progress)
     ctx.validate()
     judging = Judging(ctx)
@@ -160,9 +253,16 @@ def merge(paths: Sequence[Path], overrides: Mapping[str, Any], *, progress: bool
             errors.setdefault(e.nodeid, e)
     ctx.stats.merge(stats)
     status = max((p.exitstatus for _path, p in partials), default=0)
+    judged = None
+    if any(p.arena_judgments for _path, p in partials):
+        from .arena import PreJudged
+
+        judged = PreJudged()
+        for path, p in partials:
+            judged.add(p.arena_judgments, p.arena_judge, str(path))
     given_in = FinishInput(results=tuple(r for _path, p in partials for r in p.results),
                            collection_errors=tuple(errors.values()), exitstatus=status, problems=tuple(problems),
-                           baseline=baseline, judge_health=health)
+                           baseline=baseline, judge_health=health, judged=judged)
     out_errors: list[str] = []
     try:
         done = finish(ctx, given_in, judging=judging)
@@ -171,6 +271,14 @@ def merge(paths: Sequence[Path], overrides: Mapping[str, Any], *, progress: bool
         ctx.close()
         raise ConfigError(f"the session end failed: {exc}") from None
     rep = done.report
+    if junitxml is not None:
+        from .junit import write_junit
+
+        try:
+            write_junit(junitxml, rep, [c for _path, p in partials for c in p.junit], tuple(errors.values()))
+            done.written.append(junitxml)
+        except OSError as exc:
+            out_errors.append(f"cannot write the JUnit XML file {junitxml}: {exc.strerror or exc}")
     annotations: list[str] = []
     if settings.github:
         from ..report.github import github_outputs

@@ -23,6 +23,7 @@ from ..errors import ConfigError
 from ..report.model import CollectionError
 from ..results import CaseResult
 from ..suites.model import Suite
+from .junit import JunitCase
 
 PARTIAL_SCHEMA = "pytest-mirage/partial/1"
 SKIPPED_DIRS = frozenset({"__pycache__", ".git", ".pytest_cache"})
@@ -76,6 +77,10 @@ class Partial:
     judge_health: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     engine_stats: Mapping[str, Any] = field(default_factory=dict)
     exitstatus: int = 0
+    junit: tuple[JunitCase, ...] = ()  # the shard's case items for the merge's --junitxml
+    arena_judgments: tuple[Mapping[str, Any], ...] = ()  # --mirage-judge: the matchups this shard judged
+    arena_judge: Mapping[str, Any] = field(default_factory=dict)  # and the judge's health figures
+    rootdir: str = ""  # the shard's rootdir: a merge on another checkout finds the suites below its own
     version: str = __version__
 
     def to_json(self) -> dict[str, Any]:
@@ -88,6 +93,9 @@ class Partial:
             "collection_errors": [{"nodeid": e.nodeid, "message": e.message} for e in self.collection_errors],
             "problems": list(self.problems), "judge_health": {k: dict(v) for k, v in sorted(self.judge_health.items())},
             "engine_stats": dict(self.engine_stats), "exitstatus": self.exitstatus,
+            "junit": [c.to_json() for c in sorted(self.junit, key=lambda c: c.nodeid)],
+            "arena_judgments": [dict(j) for j in self.arena_judgments], "arena_judge": dict(self.arena_judge),
+            "rootdir": self.rootdir,
             "session_gates": "not evaluated: run 'python -m pytest_mirage merge' over every shard",
         }
 
@@ -145,8 +153,21 @@ class Partial:
         exitstatus = data.get("exitstatus", 0)
         if not isinstance(exitstatus, int):
             raise bad("exitstatus", exitstatus, "an integer")
+        junit = []
+        for i, c in enumerate(_list(data, "junit", bad)):
+            try:
+                junit.append(JunitCase.from_json(c))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise bad(f"junit[{i}]", c, f"a JUnit test case ({type(exc).__name__}: {exc})") from None
+        judgments = _list(data, "arena_judgments", bad)
+        if not all(isinstance(j, Mapping) for j in judgments):
+            raise bad("arena_judgments", judgments, "a list of judgments")
+        judge = data.get("arena_judge", {})
+        if not isinstance(judge, Mapping):
+            raise bad("arena_judge", judge, "a mapping")
         return cls((shard["index"], shard["count"]), data["settings_hash"], options, tuple(suites), tuple(results),
-                   tuple(errors), tuple(problems), dict(health), dict(stats), exitstatus, str(data.get("version", "")))
+                   tuple(errors), tuple(problems), dict(health), dict(stats), exitstatus, tuple(junit),
+                   tuple(judgments), dict(judge), str(data.get("rootdir", "")), str(data.get("version", "")))
 
     @classmethod
     def read(cls, path: Path) -> Partial:

@@ -42,7 +42,7 @@ from ..report.statistics import (
 from ..results import CaseResult
 from ..suites.bm25 import corpus_map
 from ..suites.model import Passage
-from .arena import ArenaOutcome, run_arena, surrogate_dir
+from .arena import ArenaOutcome, PreJudged, run_arena, surrogate_dir
 from .baseline import Baseline, compare_with_baseline
 from .references import reference_results
 from .signals import is_faithfulness_signal
@@ -189,6 +189,7 @@ def _model_gate_problems(gates_by_suite: dict[str, Sequence[Rule]], model_level:
 def head_to_head_rows(ctx: RunContext, results: Sequence[CaseResult]) -> list[HeadToHeadRow]:
     """Per suite, every pair of models under test on each chosen metric (wins/ties/losses, sign test)."""
     from ..stats.headtohead import head_to_head
+    from ..stats.records import to_record
 
     out: list[HeadToHeadRow] = []
     by_suite: dict[str, set[str]] = defaultdict(set)
@@ -201,12 +202,18 @@ def head_to_head_rows(ctx: RunContext, results: Sequence[CaseResult]) -> list[He
         present = {k for r in mine for k, v in r.metrics.items() if v is not None}
         metrics = ctx.settings.head_to_head or tuple(m for m in HEADLINE_METRICS if m in present)
         ordered = sorted(models)
+        # each result validated once, and each pair given only its two models' results (all of them
+        # per pair made this quadratic in the models: 171 pairs x every result at 19 models)
+        by_model: dict[str, list[Any]] = defaultdict(list)
+        for i, r in enumerate(mine):
+            by_model[r.model].append(to_record(r, "results", i))
         for i, a in enumerate(ordered):
             for b in ordered[i + 1:]:
+                pair = by_model[a] + by_model[b]
                 for metric in metrics:
                     if metric not in present:
                         continue
-                    h = head_to_head(mine, a, b, metric, higher_is_better=ctx.metrics[metric].higher_is_better,
+                    h = head_to_head(pair, a, b, metric, higher_is_better=ctx.metrics[metric].higher_is_better,
                                      alpha=ctx.settings.alpha)
                     if h.wins + h.ties + h.losses:  # no case with a value from both: nothing to compare
                         out.append(HeadToHeadRow(suite, h))
@@ -276,7 +283,8 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
                  exitstatus: int = 0, problems: Sequence[str] = (),
                  baseline: tuple[Path, Baseline] | None = None,
                  judging: Judging | None = None,
-                 judge_health: Mapping[str, Mapping[str, Any]] | None = None) -> tuple[RunReport, ArenaOutcome]:
+                 judge_health: Mapping[str, Mapping[str, Any]] | None = None,
+                 judged: PreJudged | None = None) -> tuple[RunReport, ArenaOutcome]:
     """Everything the run reports, computed once."""
     res = sorted(results, key=lambda r: (r.suite, r.lang, r.case_id, r.model))
     # each step stands alone: one that fails becomes a fatal line (the run fails) and the report is
@@ -297,7 +305,7 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
         if r.suite not in gates_by_suite:
             gates_by_suite[r.suite] = ctx.rules(ctx.suite(r.suite_ref)).gates
     arena = _step("arena and surrogate", fatal,
-                  lambda: run_arena(ctx, res, ref_results) if res and _needs_arena(ctx, res) else ArenaOutcome(),
+                  lambda: run_arena(ctx, res, ref_results, judged) if res and _needs_arena(ctx, res) else ArenaOutcome(),
                   ArenaOutcome())
     model_level = frozenset(n for n in ctx.metrics.names if ctx.metrics[n].scope == "model")
     model_values: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
@@ -428,7 +436,8 @@ class FinishInput:
     that did not load. ``exitstatus``: pytest's status so far (a failure there fails the report).
     ``problems``: lines found along the way (engine problems, notes). ``baseline``: the loaded
     ``--mirage-baseline`` report. ``judge_health``: the judges' counts sent by xdist workers (the
-    controller's own judging is added by :func:`finish`)."""
+    controller's own judging is added by :func:`finish`). ``judged``: in a merge, the arena
+    matchups the shards judged (only the others are judged here)."""
 
     results: Sequence[CaseResult]
     collection_errors: Sequence[CollectionError] = ()
@@ -436,6 +445,7 @@ class FinishInput:
     problems: Sequence[str] = ()
     baseline: tuple[Path, Baseline] | None = None
     judge_health: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    judged: PreJudged | None = None  # a merge: the arena matchups its shards judged
 
 
 def finish(ctx: RunContext, given: FinishInput, *, judging: Judging | None = None) -> Finished:
@@ -447,7 +457,7 @@ def finish(ctx: RunContext, given: FinishInput, *, judging: Judging | None = Non
     res = list(given.results)
     report, arena = build_report(ctx, res, collection_errors=given.collection_errors, exitstatus=given.exitstatus,
                                  problems=given.problems, baseline=given.baseline, judging=judging,
-                                 judge_health=given.judge_health)
+                                 judge_health=given.judge_health, judged=given.judged)
     written = write_files(ctx, report, res)
     return Finished(report=report, written=written.paths, record_path=written.record,
                     saved_surrogates=list(arena.saved), write_problems=written.problems)

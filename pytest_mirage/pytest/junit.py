@@ -9,39 +9,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from .collect import MANIFEST
+from ..finish.junit import gate_location as _location
+from ..finish.junit import junit_properties
+
+__all__ = ["gate_reports", "junit_properties", "publish_gate_reports"]
 
 if TYPE_CHECKING:
     from ..report.model import RunReport
-    from ..results import CaseResult
-
-
-def junit_properties(results: Sequence[CaseResult]) -> list[tuple[str, object]]:
-    """The model, every metric value, the thresholds missed and the error, as ``mirage.*`` properties.
-
-    They go on the teardown report only: JUnit XML reads a test case's properties from that report,
-    and pytest copies ``item.user_properties`` into all three reports of an item (setup, call,
-    teardown), which xdist then serializes three times."""
-    props: list[tuple[str, object]] = []
-    for result in results:
-        props.append(("mirage.case", f"{result.suite}/{result.case_id} ({result.lang})"))
-        props.append(("mirage.model", result.model))
-        props += [(f"mirage.metric.{k}", "null" if v is None else f"{v:.6g}") for k, v in sorted(result.metrics.items())]
-        props += [(f"mirage.check.{k}", "passed" if ok else "failed") for k, ok in sorted(result.checks.items())]
-        props += [("mirage.failure", f) for f in result.failures]
-        if result.error:
-            props.append(("mirage.error", result.error))
-    return props
-
-
-def _location(source: str, rootpath: Path) -> tuple[str, int | None]:
-    """(path relative to the rootdir, 0-based line) of a rule source such as ``/x/suite.toml:12``."""
-    path, _, line = source.rpartition(":")
-    if path and line.isdigit() and path.endswith(MANIFEST):
-        p = Path(path)
-        rel = p.relative_to(rootpath) if p.is_absolute() and p.is_relative_to(rootpath) else p
-        return str(rel), int(line) - 1
-    return "mirage-gates", None
 
 
 def gate_reports(report: RunReport, rootpath: Path) -> list[pytest.TestReport]:

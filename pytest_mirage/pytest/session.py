@@ -26,6 +26,7 @@ from .collect import (
 if TYPE_CHECKING:
     from ..evaluate.answering import Answerer, Job
     from ..evaluate.context import RunContext
+    from ..finish.junit import JunitCase
     from ..finish.report import Finished
     from ..results import CaseResult
     from ..suites.model import Case
@@ -92,6 +93,7 @@ class MirageController:
         self.answerer: Answerer = Answerer(self.ctx, self.judging)
         self.judge_health: dict[str, dict[str, Any]] = {}  # merged from xdist workers
         self.results: dict[tuple[str, str, str, int], CaseResult] = {}
+        self.junit_cases: dict[str, JunitCase] = {}  # --mirage-shard: what the merge's JUnit file needs
         self.collection_errors: dict[str, str] = {}
         self.finished: Finished | None = None
         self._annotations: list[str] = []  # GitHub workflow commands, printed at the very end
@@ -193,8 +195,18 @@ class MirageController:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:  # controller only: xdist re-fires worker reports here
             return
-        for res in wire.results_of(report):
+        results = wire.results_of(report)
+        for res in results:
             self.results[res.key] = res
+        if self.ctx.settings.shard is not None and is_suite_nodeid(report.nodeid):
+            from ..finish.junit import JunitCase
+
+            text = "" if report.longrepr is None else str(report.longrepr)
+            if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+                text = str(report.longrepr[2]).removeprefix("Skipped: ")
+            case = self.junit_cases.get(report.nodeid) or JunitCase(report.nodeid, ())
+            self.junit_cases[report.nodeid] = case.with_report(report.when, report.outcome, text,
+                                                               float(report.duration), [r.key for r in results])
 
     @pytest.hookimpl(optionalhook=True, trylast=True)  # after a plugin that reruns the item
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
@@ -279,6 +291,7 @@ class MirageController:
         # every suite collected here or by a worker (even with no case in this shard), and of every result
         refs = dict.fromkeys([*(ref for ref, _suite in self.ctx.registered_suites()), *self._worker_suites,
                               *(r.suite_ref for r in self.results.values())])
+        judgments, judge = self._shard_judgments(list(refs))
         partial = Partial(
             shard=(k, n), settings_hash=settings_hash(raw), options=raw,
             suites=tuple(SuiteStamp(suite.name, ref, suite_content_hash(suite))
@@ -288,7 +301,9 @@ class MirageController:
             collection_errors=tuple(CollectionError(key, v) for key, v in self.collection_errors.items()),
             problems=(*self.ctx.stats.problems, *self.notes),
             judge_health=merge_health(self.judge_health, self.judging.health_json()),
-            engine_stats=self.ctx.stats.to_dict(), exitstatus=int(session.exitstatus))
+            engine_stats=self.ctx.stats.to_dict(), exitstatus=int(session.exitstatus),
+            junit=tuple(self.junit_cases.values()), arena_judgments=tuple(judgments), arena_judge=judge,
+            rootdir=str(self.config.rootpath))
         try:
             write_atomic(s.report, partial.to_bytes())
         except OSError as exc:
@@ -301,6 +316,26 @@ class MirageController:
                           f"{s.report}; session-level gates, arena, baseline comparison and reports are not "
                           "evaluated in a shard: run 'python -m pytest_mirage merge' over the partials of all "
                           f"{n} shards" + (f" ({', '.join(skipped)}: written by the merge)" if skipped else ""))
+
+    def _shard_judgments(self, refs: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """``--mirage-judge`` in a shard: judge the arena matchups of this shard's cases (every model
+        of a case is in its shard), so that the merge only fits. With ``--mirage-repeat`` (a case's
+        repeats may be in other shards) or when judging fails here, the merge judges them."""
+        from ..errors import MirageError
+        from ..finish.arena import shard_judgments
+        from ..finish.references import reference_results
+
+        s = self.ctx.settings
+        if s.judge is None or s.battles is not None or s.repeat > 1 or not self.results:
+            return [], {}
+        res = sorted(self.results.values(), key=lambda r: (r.suite, r.lang, r.case_id, r.model))
+        try:
+            references = reference_results(self.ctx, res).results  # their answers only: scored by the merge
+            selected = [c for ref in refs for c in self.ctx.run_cases(self.ctx.suite(ref))]  # the run's, all shards
+            return shard_judgments(self.ctx, res, references, selected)
+        except MirageError as exc:
+            self.notes.append(f"shard arena judging failed ({exc}): the merge judges these matchups")
+            return [], {}
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         from .terminal import SummaryInput, write_summary

@@ -155,7 +155,10 @@ def head_to_head(records: Iterable[Any], model_a: str, model_b: str, metric: str
             raise StatsError(f"model {m!r} is not in the results{did_you_mean(m, models)}; models: {sorted(models)}")
 
     def means(m: str) -> dict[str, float | None]:
-        return {k: (float(np.mean(vals[m][k])) if vals[m].get(k) else None) for k in seen[m]}
+        def mean(v: list[float]) -> float:
+            return float(v[0]) if len(v) == 1 else float(np.mean(v))  # one sample (no repeats): its value
+
+        return {k: (mean(vals[m][k]) if vals[m].get(k) else None) for k in seen[m]}
 
     return compare_values(means(model_a), means(model_b), model_a=model_a, model_b=model_b, metric=metric,
                           tolerance=tolerance, higher_is_better=higher_is_better, alpha=alpha)
