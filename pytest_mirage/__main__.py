@@ -1,4 +1,4 @@
-"""Command line: ``python -m pytest_mirage {new-suite,make-runs,self-check,merge}``."""
+"""Command line: ``python -m pytest_mirage {new-suite,make-runs,self-check,merge,generate-suite}``."""
 
 from __future__ import annotations
 
@@ -30,6 +30,11 @@ def main(argv: list[str] | None = None) -> int:
     for flag in MERGE_FLAGS:
         p_merge.add_argument(flag, dest=flag, default=None, metavar="VALUE",
                              help="as in a pytest run (outputs; the shards' cache settings otherwise)")
+    p_gen = sub.add_parser("generate-suite", help="generate a retrieval suite from a corpus (ARES-style questions and "
+                           "answers, filtered), with a review sheet; --accepted SHEET keeps the accepted cases")
+    from .cli.generate import add_arguments as add_generate_arguments
+
+    add_generate_arguments(p_gen)
     args = parser.parse_args(argv)
     if args.cmd == "merge":
         return _merge(args)
@@ -53,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
                 if p not in listed:
                     print(f"note: {p} is not matched by the manifest's runs = [...]; add "
                           f'runs = ["runs/*.jsonl"] to the [suite] table so the leaderboard shows it', file=sys.stderr)
+        elif args.cmd == "generate-suite":
+            from .cli.generate import run as generate
+
+            return generate(args)
         elif args.cmd == "self-check":
             from .cli.selfcheck import self_check
             from .suites.resolve import load_ref, suite_ref
