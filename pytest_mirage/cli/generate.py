@@ -55,11 +55,10 @@ from ..suites.chunking import (
     DEFAULT_MAX_WORDS,
     DEFAULT_MIN_WORDS,
     corpus_sha256,
-    jaccard,
+    near_duplicates,
     normalize_question,
     read_corpus,
     sample_passages,
-    trigrams,
 )
 from ..suites.model import Case, Passage
 
@@ -215,8 +214,8 @@ def generate_suite(opts: GenerateOptions, say: Callable[[str], None] = print) ->
     from ..models.registry import ModelRegistry, parse_model_spec
     from ..suites.bm25 import BM25Index
 
-    if not 0 <= opts.near_duplicate <= 1:
-        raise ConfigError(f"--near-duplicate: found {opts.near_duplicate}; expected a similarity from 0 to 1")
+    if not 0 < opts.near_duplicate <= 1:
+        raise ConfigError(f"--near-duplicate: found {opts.near_duplicate}; expected a similarity in (0, 1]")
     _check_out(opts.out)
     name = _suite_name(opts)
     chunks = read_corpus(opts.corpus, opts.lang, opts.max_words)
@@ -299,6 +298,7 @@ def generate_suite(opts: GenerateOptions, say: Callable[[str], None] = print) ->
                                 "kept": sum(c.passage.lang == lang for c in kept)} for lang in langs},
         "engine": {"requests": stats.requests, "cache_hits": stats.hits, "calls": stats.calls,
                    "errors": stats.errors, "problems": list(stats.problems)},
+        "timings_s": {k: round(v, 3) for k, v in timings.items()},
         "notes": notes,
     }
     if not kept:
@@ -364,19 +364,13 @@ def _filter_questions(suite: str, cands: Sequence[Candidate], chunks: Sequence[P
         if c.dropped is None and (top := top1(c)) != c.passage.id:
             c.dropped = "not_retrieved_first"
             c.detail = f"BM25 ranks {top} first" if top else "BM25 retrieves nothing for it"
-    # near duplicates among the questions kept, in sample order: the first one stays
-    kept: list[tuple[str, frozenset[str], str]] = []
-    for c in live:
-        if c.dropped is not None:
-            continue
-        grams = trigrams(c.question)
-        lang = c.passage.lang or ""
-        twin = next(((sim, pid) for lg, g, pid in kept if lg == lang and (sim := jaccard(grams, g)) >= near), None)
-        if twin is not None:
-            c.dropped = "near_duplicate_question"
-            c.detail = f"character 3-gram Jaccard {twin[0]:.2f} with the question of {twin[1]}"
-            continue
-        kept.append((lang, grams, c.passage.id))
+    # near duplicates among the questions kept, in sample order (per language): the first one stays
+    for lang in sorted({c.passage.lang or "" for c in live}):
+        group = [c for c in live if c.dropped is None and (c.passage.lang or "") == lang]
+        for c, twin in zip(group, near_duplicates([c.question for c in group], near), strict=True):
+            if twin is not None:
+                c.dropped = "near_duplicate_question"
+                c.detail = f"character 3-gram Jaccard {twin[1]:.2f} with the question of {group[twin[0]].passage.id}"
 
 
 def _filter_answers(suite: str, cands: Sequence[Candidate], threshold: float) -> None:

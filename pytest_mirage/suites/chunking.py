@@ -423,3 +423,42 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a and not b:
         return 1.0
     return len(a & b) / len(a | b)
+
+
+def near_duplicates(texts: Sequence[str], threshold: float) -> list[tuple[int, float] | None]:
+    """For each text in order, ``(i, similarity)`` of the first earlier kept text whose character
+    3-gram Jaccard similarity (:func:`trigrams`, :func:`jaccard`) is at least ``threshold``, or None
+    (the text is kept). Kept texts are the ones with None.
+
+    Exact, and fast on thousands of texts sharing a template ("What does the guide say about ..."):
+    prefix filtering (Chaudhuri et al. 2006; Bayardo et al. 2007). With the 3-grams of every text in
+    one global order (rarest first), two sets with Jaccard >= t share at least ``ceil(t * |X|)``
+    grams, so the first ``|X| - ceil(t * |X|) + 1`` grams of each in that order intersect: only pairs
+    sharing one of those prefix grams are compared."""
+    if not 0 < threshold <= 1:
+        raise ConfigError(f"near-duplicate threshold: found {threshold}; expected a number in (0, 1]")
+    grams = [trigrams(t) for t in texts]
+    freq: dict[str, int] = {}
+    for g in grams:
+        for x in g:
+            freq[x] = freq.get(x, 0) + 1
+    postings: dict[str, list[int]] = {}
+    out: list[tuple[int, float] | None] = []
+    for i, g in enumerate(grams):
+        order = sorted(g, key=lambda x: (freq[x], x))
+        prefix = order[: len(order) - math.ceil(threshold * len(order) - 1e-9) + 1]
+        seen: set[int] = set()
+        match: tuple[int, float] | None = None
+        for x in prefix:
+            for j in postings.get(x, ()):
+                if j in seen:
+                    continue
+                seen.add(j)
+                sim = jaccard(g, grams[j])
+                if sim >= threshold and (match is None or j < match[0]):
+                    match = (j, sim)
+        out.append(match)
+        if match is None:
+            for x in prefix:
+                postings.setdefault(x, []).append(i)
+    return out

@@ -224,6 +224,6 @@ def test_bad_inputs_name_the_file_line_and_fix(corpus: tuple[Path, Path], tmp_pa
     assert re.search(r"bakery\.txt: no language: .*pass --lang CODE", err), err
     lines = tmp_path / "chunks.jsonl"
     lines.write_text(json.dumps({"id": "a#0", "doc": "a", "text": "x", "lang": "english"}) + "\n", encoding="utf-8")
-    argv[4] = str(lines)
+    argv[3] = str(lines)
     assert main(argv) == 2
     assert f"{lines}:1: field 'lang': found 'english'" in capsys.readouterr().err
