@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
 
         load_before = os.getloadavg()[0]
         cold_s, cold, cold_stats = run("cold")
-        warm_s, warm, warm_stats = run("warm")
+        warm_s, _warm, warm_stats = run("warm")
     finally:
         assert child.stdin is not None
         child.stdin.close()

@@ -10,11 +10,12 @@ ARES (Saad-Falcon et al. 2024, §3.1, A.5–A.6), per language:
    rerun is answered from the cache and an interrupted run resumes where it stopped;
 3. candidates are dropped, each drop counted by its reason (:data:`REASONS`, in the order the
    filters run): a failed call, an empty question, a question not in the case's language
-   (``language_match`` < 0.5), an exact or near duplicate of an earlier question (character 3-gram
-   Jaccard >= ``near_duplicate``), a question whose source passage is not ranked first by the
-   harness's BM25 over the whole corpus of its language (ARES's round-trip filter), an empty
-   answer, an answer not in the case's language, and an answer the ``faithfulness`` metric (the
-   offline judge) scores below ``min_faithfulness`` or cannot score (a refusal);
+   (``language_match`` < 0.5), the same question asked of several passages (the one it retrieves
+   first keeps it), a question whose source passage the harness's BM25 over the whole corpus of its
+   language does not rank first (ARES's round-trip filter), a near duplicate of an earlier kept
+   question (character 3-gram Jaccard >= ``near_duplicate``), an empty answer, an answer not in the
+   case's language, and an answer the ``faithfulness`` metric (the offline judge) scores below
+   ``min_faithfulness`` or cannot score (a refusal);
 4. the suite is written: ``suite.toml`` (retrieval mode), ``corpus/corpus.jsonl`` (every chunk),
    ``cases/generated.jsonl`` (the kept cases, gold chunk id and provenance in ``meta``),
    ``review.csv`` (one row per case for a person to mark ``accepted`` or ``rejected``) and
@@ -62,9 +63,9 @@ from ..suites.chunking import (
 )
 from ..suites.model import Case, Passage
 
-REASONS: tuple[str, ...] = (
+REASONS: tuple[str, ...] = (  # in the order the filters run
     "generator_error", "empty_question", "question_wrong_language", "duplicate_question",
-    "near_duplicate_question", "not_retrieved_first", "empty_answer", "answer_wrong_language",
+    "not_retrieved_first", "near_duplicate_question", "empty_answer", "answer_wrong_language",
     "unsupported_answer",
 )
 DEFAULT_N = 100

@@ -83,10 +83,11 @@ def word_count(text: str) -> float:
         for ch in token:
             sc = script_of(ch)
             if sc in NO_SPACE_SCRIPTS:
-                no_space[sc] = no_space.get(sc, 0) + 1  # type: ignore[index]
+                no_space[sc] = no_space.get(sc, 0) + 1
             elif ch.isalnum():
                 plain = True
-        words += plain
+        if plain:
+            words += 1
     return words + sum(n / LETTERS_PER_WORD[sc] for sc, n in no_space.items())
 
 

@@ -21,6 +21,7 @@ import pytest
 from pytest_mirage.__main__ import main
 from pytest_mirage.suites.loader import load_suite
 from tests.helpers.fake_openai import FakeOpenAIServer
+from tests.helpers.generator import PROMPTS
 
 DOCS = {
     "harbor": "The Harbor Point lighthouse was built in 1871 by the port authority. Its white tower is twenty metres "
@@ -117,10 +118,10 @@ def test_filters_drop_exactly_the_scripted_failures(corpus: tuple[Path, Path], t
 
         stats = json.loads((out / "generation" / "stats.json").read_text(encoding="utf-8"))
         expected = {"generator_error": 0, "empty_question": 0, "question_wrong_language": 0, "duplicate_question": 1,
-                    "near_duplicate_question": 1, "not_retrieved_first": 1, "empty_answer": 0,
+                    "not_retrieved_first": 1, "near_duplicate_question": 1, "empty_answer": 0,
                     "answer_wrong_language": 1, "unsupported_answer": 1}
         assert stats["dropped"] == expected and stats["kept"] == 3 and stats["sampling"]["sampled"] == 8
-        assert ("dropped: duplicate_question 1, near_duplicate_question 1, not_retrieved_first 1, "
+        assert ("dropped: duplicate_question 1, not_retrieved_first 1, near_duplicate_question 1, "
                 "answer_wrong_language 1, unsupported_answer 1") in printed
         dropped = {json.loads(x)["source_passage"].split("#")[0]: json.loads(x)
                    for x in (out / "generation" / "dropped.jsonl").read_text(encoding="utf-8").splitlines()}
@@ -227,3 +228,27 @@ def test_bad_inputs_name_the_file_line_and_fix(corpus: tuple[Path, Path], tmp_pa
     argv[3] = str(lines)
     assert main(argv) == 2
     assert f"{lines}:1: field 'lang': found 'english'" in capsys.readouterr().err
+
+
+def test_jsonl_corpus_with_languages_per_line_through_a_py_generator(tmp_path: Path) -> None:
+    khmer = sorted((Path(__file__).resolve().parents[2] / "suites" / "khmer-telecom" / "corpus").glob("*.jsonl"))[:3]
+    lines = [line for f in khmer for line in f.read_text(encoding="utf-8").splitlines()[:2]]
+    lines += [json.dumps({"id": f"en-{d}#0", "doc": f"en-{d}", "text": DOCS[d], "lang": "en"})
+              for d in ("harbor", "bakery", "school")]
+    corpus = tmp_path / "chunks.jsonl"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    few = tmp_path / "few.jsonl"
+    few.write_text(json.dumps(FEW_SHOT[0]) + "\n", encoding="utf-8")
+    out = tmp_path / "mixed"
+    PROMPTS.clear()
+    assert main(["generate-suite", str(out), "--corpus", str(corpus), "--few-shot", str(few), "--cache-mode", "off",
+                 "--model", "py:tests.helpers.generator:first_sentence", "--min-words", "5"]) == 0
+    asked = {lang for lang, _ in PROMPTS}
+    assert asked == {"km", "en"}
+    km_prompts = [p for lang, p in PROMPTS if lang == "km"]
+    assert all(p.startswith(("សូមអានឯកសារ", "សូមឆ្លើយសំណួរ")) for p in km_prompts) and len(km_prompts) == 12
+    stats = json.loads((out / "generation" / "stats.json").read_text(encoding="utf-8"))
+    assert stats["per_language"] == {"en": {"sampled": 3, "kept": 3}, "km": {"sampled": 6, "kept": 6}}
+    suite = load_suite(out)
+    assert {c.lang for c in suite.cases} == {"km", "en"} and len(suite.corpus or ()) == 9
+    assert all(c.relevant[0] == c.meta["generated"]["source_passage"] for c in suite.cases)

@@ -100,7 +100,7 @@ def test_read_documents(tmp_path: Path) -> None:
     (bad / "latin1.txt").write_bytes("café".encode("latin-1"))
     with pytest.raises(ConfigError, match=r"latin1\.txt: not UTF-8 \(byte 3\); save the file as UTF-8"):
         read_documents(bad, "en")
-    with pytest.raises(ConfigError, match="no .txt, .md or .html file"):
+    with pytest.raises(ConfigError, match=r"no \.txt, \.md or \.html file"):
         read_documents(bad / "nothing", "en")
 
 
