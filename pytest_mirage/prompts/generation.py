@@ -223,13 +223,25 @@ def _reply(text: str, field: str) -> str:
     return body
 
 
+# what a suite file cannot hold (NUL, ESC, lone surrogates; suites/checks.py) and other control characters
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
+
+
+def _usable(text: str) -> str:
+    """``text`` without control characters; empty when no letter or digit is left."""
+    text = _UNPRINTABLE.sub("", text).strip()
+    return text if any(ch.isalnum() for ch in text) else ""
+
+
 def parse_question(output: str) -> str:
-    """The question in a reply: the text after an optional ``Query:`` up to the next field, on one line."""
-    body = _reply(output, "question")
+    """The question in a reply: the text after an optional ``Query:`` up to the next field, on one
+    line; empty when it has no letter or digit."""
+    body = _reply(_UNPRINTABLE.sub("", output), "question")
     first = next((ln.strip() for ln in body.split("\n") if ln.strip()), "")
-    return first
+    return _usable(first)
 
 
 def parse_answer(output: str) -> str:
-    """The answer in a reply: the text after an optional ``Answer:`` up to the next field, lines joined."""
-    return " ".join(_reply(output, "answer").split())
+    """The answer in a reply: the text after an optional ``Answer:`` up to the next field, lines
+    joined; empty when it has no letter or digit."""
+    return _usable(" ".join(_reply(_UNPRINTABLE.sub("", output), "answer").split()))

@@ -44,7 +44,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..text.langcodes import check_lang
-from .checks import id_problem
+from .checks import id_problem, text_problem
 from .model import Passage
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm")
@@ -191,6 +191,9 @@ def read_documents(folder: Path, lang: str | None) -> list[Document]:
             raw = path.read_bytes().decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise ConfigError(f"{path}: not UTF-8 (byte {exc.start}); save the file as UTF-8") from None
+        if why := text_problem(raw):
+            line = raw.count("\n", 0, raw.find(next(ch for ch in raw if text_problem(ch)))) + 1
+            raise ConfigError(f"{path}:{line}: the text {why}; a suite file cannot hold it: remove that character")
         base = rel[: -len(path.suffix)]
         code = _lang_of_file(path, lang, str(path))
         if Path(base).suffix[1:] == code:  # guide.km.md -> doc id "guide"
@@ -248,6 +251,9 @@ def read_chunk_lines(path: Path, lang: str | None) -> list[Passage]:
         for key in ("doc", "title", "lang"):
             if key in obj and obj[key] is not None and not isinstance(obj[key], str):
                 raise ConfigError(f"{where}: field {key!r}: found {obj[key]!r:.60}; expected a string")
+        for key in ("text", "title", "doc"):
+            if isinstance(obj.get(key), str) and (why := text_problem(obj[key])):
+                raise ConfigError(f"{where}: field {key!r} {why}; a suite file cannot hold it: remove that character")
         cid = obj["id"]
         if why := id_problem(cid, citable=True, what="chunk ids"):
             raise ConfigError(f"{where}: field 'id': {why}")

@@ -252,3 +252,20 @@ def test_jsonl_corpus_with_languages_per_line_through_a_py_generator(tmp_path: P
     suite = load_suite(out)
     assert {c.lang for c in suite.cases} == {"km", "en"} and len(suite.corpus or ()) == 9
     assert all(c.relevant[0] == c.meta["generated"]["source_passage"] for c in suite.cases)
+
+
+def test_a_failed_call_is_counted_and_only_it_is_sent_again(corpus: tuple[Path, Path], tmp_path: Path) -> None:
+    folder, few = corpus
+    out = tmp_path / "resumed"
+    cache = tmp_path / "cache"
+    # the glacier passage's question call fails (400: not retried); everything else is answered
+    with FakeOpenAIServer(answer=scripted_generator, faults={"Tasman glacier": ["400"]}) as server:
+        assert main(_argv(out, folder, few, server, cache)) == 0
+        stats = json.loads((out / "generation" / "stats.json").read_text(encoding="utf-8"))
+        assert stats["dropped"]["generator_error"] == 1 and stats["dropped"]["not_retrieved_first"] == 0
+        assert stats["engine"]["errors"] == 1 and server.count == 8 + 5
+        assert main(_argv(out, folder, few, server, cache)) == 0  # the rerun sends only the failed call
+        assert server.count == 8 + 5 + 1 and len(server.requests_for("Tasman glacier")) == 2
+        stats = json.loads((out / "generation" / "stats.json").read_text(encoding="utf-8"))
+        assert stats["dropped"]["generator_error"] == 0 and stats["dropped"]["not_retrieved_first"] == 1
+        assert stats["engine"]["calls"] == 1 and stats["kept"] == 3

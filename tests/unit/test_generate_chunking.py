@@ -100,6 +100,9 @@ def test_read_documents(tmp_path: Path) -> None:
     (bad / "latin1.txt").write_bytes("café".encode("latin-1"))
     with pytest.raises(ConfigError, match=r"latin1\.txt: not UTF-8 \(byte 3\); save the file as UTF-8"):
         read_documents(bad, "en")
+    (bad / "latin1.txt").write_text("line one\nline\x00two", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"latin1\.txt:2: the text contains U\+0000 \(NUL\) at position 14"):
+        read_documents(bad, "en")
     with pytest.raises(ConfigError, match=r"no \.txt, \.md or \.html file"):
         read_documents(bad / "nothing", "en")
 
@@ -125,6 +128,7 @@ def test_read_chunk_lines_validates_each_line(tmp_path: Path) -> None:
         ({"id": "a", "text": ""}, "c.jsonl:1: field 'text': found ''; expected a non-empty string"),
         ({"id": "a", "text": "x", "lang": "EN"}, "c.jsonl:1: field 'lang': language codes are lowercase"),
         ("[1]", "c.jsonl:1: found a JSON list; expected an object"),
+        ({"id": "a", "text": "x\u001b[2J"}, "c.jsonl:1: field 'text' contains U+001B (ESC) at position 2"),
         ("{bad", "c.jsonl:1: not a JSON object"),
     ]
     for obj, message in cases:

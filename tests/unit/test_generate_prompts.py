@@ -63,6 +63,9 @@ def test_replies_are_read_after_their_label_up_to_the_next_field() -> None:
     assert parse_answer("Answer: It was built\nin 1871.\nQuery: next") == "It was built in 1871."
     assert parse_answer("  In 1871. ") == "In 1871."
     assert parse_answer("") == ""
+    # nothing a suite file cannot hold; a reply without a letter or digit is empty
+    assert parse_answer("In\x00 1871\x1b.") == "In 1871." and parse_question("Who?\ud800") == "Who?"
+    assert parse_answer(" ... ") == "" and parse_question("?!") == ""
 
 
 def test_few_shot_files(tmp_path: Path) -> None:
