@@ -28,6 +28,7 @@ ARES (Saad-Falcon et al. 2024, §3.1, A.5–A.6), per language:
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -158,22 +159,20 @@ def _case(suite: str, c: Candidate) -> Case:
     return Case(suite, _case_id(p.id), p.lang or "en", c.question, (p,), (p.id,), ())
 
 
+@functools.cache
+def _metrics() -> Any:
+    from ..metrics.base import builtin_registry
+
+    return builtin_registry()
+
+
 def _metric(name: str, case: Case, text: str, context: tuple[Passage, ...]) -> tuple[float | None, str]:
-    from ..metrics.base import Sample, builtin_registry
+    """The harness's metric ``name`` of ``text`` as the answer to ``case`` (value, why null)."""
+    from ..metrics.base import Sample
 
-    registry = _registry(builtin_registry)
     sample = Sample(case, Answer(case.id, "generator", text, answer=text), context, mode="retrieval")
-    values = registry.compute(sample, [name])
+    values = _metrics().compute(sample, [name])
     return values.values[name], values.reasons.get(name, "")
-
-
-_REGISTRY: list[Any] = []
-
-
-def _registry(build: Callable[[], Any]) -> Any:
-    if not _REGISTRY:
-        _REGISTRY.append(build())
-    return _REGISTRY[0]
 
 
 def _default_faithfulness_threshold() -> float:
