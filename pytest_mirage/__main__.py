@@ -1,4 +1,4 @@
-"""Command line: ``python -m pytest_mirage {new-suite,make-runs,self-check,merge}``."""
+"""Command line: ``python -m pytest_mirage {new-suite,make-runs,self-check,merge,generate-suite}``."""
 
 from __future__ import annotations
 
@@ -41,6 +41,11 @@ def main(argv: list[str] | None = None) -> int:
                              "folder for the next run")
     p_cache.add_argument("out", type=Path, metavar="OUT", help="the cache folder to write (as --mirage-cache)")
     p_cache.add_argument("caches", nargs="+", type=Path, metavar="CACHE", help="every shard's --mirage-cache folder")
+    p_gen = sub.add_parser("generate-suite", help="generate a retrieval suite from a corpus (ARES-style questions and "
+                           "answers, filtered), with a review sheet; --accepted SHEET keeps the accepted cases")
+    from .cli.generate import add_arguments as add_generate_arguments
+
+    add_generate_arguments(p_gen)
     args = parser.parse_args(argv)
     if args.cmd == "merge":
         return _merge(args)
@@ -74,6 +79,10 @@ def main(argv: list[str] | None = None) -> int:
                 if p not in listed:
                     print(f"note: {p} is not matched by the manifest's runs = [...]; add "
                           f'runs = ["runs/*.jsonl"] to the [suite] table so the leaderboard shows it', file=sys.stderr)
+        elif args.cmd == "generate-suite":
+            from .cli.generate import run as generate
+
+            return generate(args)
         elif args.cmd == "self-check":
             from .cli.selfcheck import self_check
             from .suites.resolve import load_ref, suite_ref
