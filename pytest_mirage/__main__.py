@@ -81,6 +81,12 @@ def _add_judge_training(sub: Any) -> None:
     p_data.add_argument("--seed", type=int, default=0)
     p_data.add_argument("--dev-share", type=float, default=None,
                         help="share of the cases held out for early stopping (default 0.2)")
+    p_data.add_argument("--generator", default=None, metavar="MODEL_SPEC",
+                        help="also ask this model (openai:, vllm:, hf:, py:) for one contradictory answer per case "
+                             "(ARES's few-shot prompt), through the engine")
+    p_data.add_argument("--cache", type=Path, default=None, help="answer cache folder for --generator (a rerun "
+                        "makes no call)")
+    p_data.add_argument("--cache-mode", default="use", choices=["use", "refresh", "off", "replay-only"])
     p_train = sub.add_parser("train-judge", help="fine-tune a cross-encoder per ARES judge on make-judge-data's "
                              "output; load the result with --mirage-judges ares=classifier:OUT")
     p_train.add_argument("data", type=Path, help="folder written by make-judge-data")
@@ -104,7 +110,9 @@ def _judge_training(args: argparse.Namespace) -> int:
         if args.cmd == "make-judge-data":
             from .cli.train_judge import make_judge_data
 
-            data, manifest, counts = make_judge_data(args.suite, args.out, seed=args.seed, dev_share=args.dev_share)
+            data, manifest, counts = make_judge_data(args.suite, args.out, seed=args.seed, dev_share=args.dev_share,
+                                                     generator=args.generator, cache=args.cache,
+                                                     cache_mode=args.cache_mode)
             for judge, c in counts.items():
                 print(f"{judge}: {c['rows']} rows (label 0/1: {c['label'].get('0', 0)}/{c['label'].get('1', 0)}; "
                       f"dev {c['split'].get('dev', 0)})")

@@ -20,7 +20,8 @@ answer_faithfulness  passage, answer  positive: ``gold_answer``, ``framed`` / ``
                                       ``perturb_added_sentence``; strong: ``perturb_number``,
                                       ``perturb_date``, ``perturb_entity``, ``perturb_negation``,
                                       ``perturb_comparison``, ``perturb_roles``,
-                                      ``perturb_added_clause`` (rule-based contradictions)
+                                      ``perturb_added_clause`` (rule-based contradictions) and,
+                                      with a generator model, ``generated_contradiction``
 answer_relevance     question, answer positive: ``gold_answer``, ``framed``; weak:
                                       ``other_answer``; strong: ``neighbour_answer`` (the answer
                                       of a question whose gold passage shares the document or is
@@ -108,6 +109,7 @@ class Dataset:
     dev_share: float
     skipped: Counter[str] = field(default_factory=Counter)  # cases without training data, by reason
     dropped: Counter[str] = field(default_factory=Counter)  # rows left out, by reason
+    generation: dict[str, Any] = field(default_factory=dict)  # how generated contradictions were made
 
     def counts(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -157,9 +159,13 @@ def _split_of(seed: int, suite: str, case_ids: Sequence[str], dev_share: float) 
     return {cid: "dev" if cid in dev else "train" for cid in case_ids}
 
 
-def build(suite: Suite, seed: int = 0, *, dev_share: float = DEFAULT_DEV_SHARE,
-          suite_hash: str = "") -> Dataset:
-    """The balanced training rows of ``suite`` for the three judges (see the module docstring)."""
+def build(suite: Suite, seed: int = 0, *, dev_share: float = DEFAULT_DEV_SHARE, suite_hash: str = "",
+          generated: Mapping[str, str] | None = None) -> Dataset:
+    """The balanced training rows of ``suite`` for the three judges (see the module docstring).
+
+    ``generated``: case id -> a contradictory answer a generator model wrote for it
+    (:func:`contradiction_prompts`), a strong faithfulness negative ``generated_contradiction``; one
+    that is empty or repeats the gold answer or a sentence of the passage is dropped and counted."""
     from . import perturb
 
     if not 0 <= dev_share < 1:
@@ -198,8 +204,86 @@ def build(suite: Suite, seed: int = 0, *, dev_share: float = DEFAULT_DEV_SHARE,
         donors = [examples[o.case.id] for o in others]
         candidates.extend(_faithfulness_rows(g, examples[g.case.id], donors, others, rng, split[g.case.id]))
         candidates.extend(_relevance_rows(g, examples[g.case.id], others, neighbours, rng, split[g.case.id]))
+    generated_drops: Counter[str] = Counter()
+    for g in golds:
+        if generated is not None and g.case.id in generated:
+            text = clean_generated(generated[g.case.id])
+            why = _generated_problem(text, g)
+            if why is not None:
+                generated_drops[f"generated contradiction: {why}"] += 1
+                continue
+            candidates.append(_row(g, "answer_faithfulness", 0, "generated_contradiction", STRONG,
+                                   passage_text(g.passage), text, split[g.case.id]))
     rows, dropped = _clean_and_balance(candidates, seed)
+    dropped.update(generated_drops)
     return Dataset(rows, suite.name, suite_hash, seed, dev_share, skipped, dropped)
+
+
+# ---------------------------------------------------------------- contradictory answers from a generator
+
+CONTRADICTION_PROMPT_VERSION = "1"
+_DEMOS = 3
+
+
+def gold_examples(suite: Suite) -> list[Gold]:
+    """The cases with a gold passage and a reference answer, in suite order."""
+    corpus = {p.id: p for p in _pool(suite)}
+    return [g for g in (_gold(suite, c, corpus) for c in suite.cases) if not isinstance(g, str)]
+
+
+def contradiction_prompts(suite: Suite, seed: int = 0) -> list[tuple[str, str, str]]:
+    """(case id, language, prompt) asking a generator for an answer that contradicts the passage.
+
+    ARES (§3.2, A.5) prompts its generator with few-shot demonstrations whose answers are
+    contradictory. Here the demonstrations are other cases of the same language with their answer
+    contradicted by rule (judges/perturb.py: a number, a date, a name or a negation changed), so the
+    prompt needs nothing but the suite; the instruction names the case's language."""
+    from ..text.langcodes import language_name
+    from . import perturb
+
+    golds = gold_examples(suite)
+    out: list[tuple[str, str, str]] = []
+    for g in golds:
+        rng = random.Random(f"{seed}\0contradiction\0{g.case.id}")
+        demos: list[str] = []
+        others = [o for o in golds if o.case.lang == g.case.lang and o.case.id != g.case.id]
+        rng.shuffle(others)
+        for o in others:
+            if len(demos) >= _DEMOS or o.case.lang not in perturb.LANGS:
+                break
+            ex = perturb.Example(id=o.case.id, lang=o.case.lang, question=o.case.question, passages=(o.passage,),
+                                 answer=o.answer, label=1, kind="original", relevant=(o.passage.id,))
+            for kind in ("number", "negation", "entity", "date"):
+                n = perturb.perturb(ex, kind, rng, ())
+                if n is not None:
+                    demos.append(f"Document: {o.passage.text}\nQuestion: {o.case.question}\nAnswer: {_plain(n.answer)}")
+                    break
+        lang = language_name(g.case.lang)
+        head = (f"Write an answer to the question that contradicts the document: it must state something the "
+                f"document says is false, in one or two sentences, in {lang}. Give only the answer.")
+        body = "\n\n".join([head, *demos, f"Document: {g.passage.text}\nQuestion: {g.case.question}\nAnswer:"])
+        out.append((g.case.id, g.case.lang, body))
+    return out
+
+
+def clean_generated(text: str) -> str:
+    """A generated answer without a leading ``Answer:`` and without anything after its first paragraph."""
+    t = text.strip()
+    if t.lower().startswith("answer:"):
+        t = t[len("answer:"):].strip()
+    return t.split("\n\n", 1)[0].strip()
+
+
+def _generated_problem(text: str, g: Gold) -> str | None:
+    from ..text.tokenize import normalize
+
+    if not any(ch.isalnum() for ch in text):
+        return "empty"
+    if normalize(text).strip(" .") == normalize(g.answer).strip(" ."):
+        return "same as the gold answer"
+    if normalize(text).strip(" .") in normalize(g.passage.text):
+        return "copied from the passage"
+    return None
 
 
 def _neighbours(g: Gold, pool: Sequence[Passage], indexes: dict[str, Any], rng: random.Random) -> list[Passage]:
@@ -363,7 +447,8 @@ def write(ds: Dataset, out_dir: Path) -> tuple[Path, Path]:
     manifest = {"schema": SCHEMA, "suite": ds.suite, "suite_hash": ds.suite_hash, "seed": ds.seed,
                 "dev_share": ds.dev_share, "data_file": DATA_FILE, "data_sha256": hashlib.sha256(data).hexdigest(),
                 "rows": len(ds.rows), "counts": ds.counts(), "skipped_cases": dict(sorted(ds.skipped.items())),
-                "dropped_rows": dict(sorted(ds.dropped.items())), "generator": f"pytest-mirage {__version__}"}
+                "dropped_rows": dict(sorted(ds.dropped.items())), "generator": f"pytest-mirage {__version__}",
+                "contradictions": ds.generation or None}
     manifest_path.write_text(json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
                              encoding="utf-8")
     return data_path, manifest_path

@@ -17,7 +17,7 @@ import json
 import math
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from ..errors import ConfigError, ModelError
 from .ares_classifier import CARD, CARD_SCHEMA
 from .ares_data import METRIC, Row
 from .base import import_backend
-from .citing import resolve_device
+from .citing import resolve_device, token_limit
 
 LABELS = {0: "no", 1: "yes"}
 
@@ -138,6 +138,8 @@ def train_judge(judge: str, rows: Sequence[Row], base_model: str, out_dir: Path,
         raise ModelError(f"train-judge: cannot load the checkpoint {base_model!r}: {exc}. Give a local folder saved "
                          "with save_pretrained or a model name the Hugging Face hub (or its cache) can "
                          "provide") from exc
+    # never more tokens than the checkpoint accepts (a tiny or distilled model may take 128)
+    settings = replace(settings, max_length=token_limit(tokenizer, settings.max_length))
     model.to(device)
     optim = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay)
     per_epoch = math.ceil(len(train) / settings.batch_size)

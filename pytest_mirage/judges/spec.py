@@ -18,6 +18,7 @@ context_similarity)           ``flag:``         ``embedding=flag:BAAI/bge-m3?dev
 support_llm, fluency_llm,     any model spec    ``support_llm=openai:gpt-4o-mini``
 answer_overlap_llm, ares,     (``openai:``,     ``ares=vllm:Qwen/Qwen2.5-7B-Instruct?logprobs=true``
 translation_quality           ``vllm:``, ...)
+ares (fine-tuned)             ``classifier:``   ``ares=classifier:judges/`` (``train-judge``'s output)
 ============================  ================  ==============================================
 
 A bare name uses the judge's offline default where it has one (``embedding`` and its metrics:

@@ -66,3 +66,16 @@ def tiny_classifier(path: Path) -> Path:
     torch.manual_seed(0)
     BertForSequenceClassification(_bert_config(tok.vocab_size, num_labels=2)).save_pretrained(path)
     return path
+
+
+def contradict(prompt: str) -> str:
+    """A scripted generator (``py:tests.helpers.judge_suite:contradict``) for contradictory answers:
+    the lighthouse question gets its gold answer back and the Lago Azul one an empty reply (both
+    must be dropped); the others a negated statement after an ``Answer:`` prefix and a second
+    paragraph (both cut)."""
+    question = prompt.rsplit("Question: ", 1)[1].split("\n", 1)[0]
+    if "lighthouse" in question:
+        return "The lighthouse is 35 metres tall."
+    if "Lago" in question:
+        return "  "
+    return f"Answer: It is not true that {question.rstrip('?').lower()}.\n\nA second paragraph."

@@ -20,7 +20,7 @@ def test_trained_judges_score_a_run_and_feed_ppi(pytester: pytest.Pytester, tmp_
     assert main(["make-judge-data", str(suite), "--out", str(tmp_path / "data"), "--seed", "0"]) == 0
     base = tiny_classifier(tmp_path / "base")
     assert main(["train-judge", str(tmp_path / "data"), "--model", str(base), "--out", str(tmp_path / "judges"),
-                 "--max-steps", "3", "--batch-size", "8", "--max-length", "64", "--device", "cpu"]) == 0
+                 "--max-steps", "3", "--batch-size", "8", "--device", "cpu"]) == 0
     shutil.copytree(suite, pytester.path / "demo")
     labels = ["case_id,model,metric,label"] + [f"{c},extractive,ares_answer_faithfulness,{int(c != 'en-002')}"
                                                 for c in ("en-001", "en-002", "en-003", "es-001", "es-002")]

@@ -126,3 +126,28 @@ def test_cases_without_answer_or_gold_passage_are_counted(tmp_path: Path) -> Non
     assert "en-100" not in {r.case for r in ds.rows}
     with pytest.raises(ConfigError, match="dev_share"):
         ares_data.build(load_suite(tmp_path / "suite.toml"), seed=0, dev_share=1.5)
+
+
+def test_contradictions_from_a_generator_through_the_engine(tmp_path: Path) -> None:
+    from pytest_mirage.cli.train_judge import make_judge_data
+
+    suite = write_suite(tmp_path / "suite")
+    prompts = ares_data.contradiction_prompts(load_suite(suite / "suite.toml"), seed=0)
+    assert len(prompts) == 10
+    cid, lang, prompt = prompts[0]
+    assert (cid, lang) == ("en-001", "en") and "in English" in prompt and prompt.endswith(
+        "Question: How long is the harbour bridge?\nAnswer:")
+    assert prompt.count("Document: ") == 4  # three contradicted demonstrations of the same language, then the case
+    gen = "py:tests.helpers.judge_suite:contradict?cache_version=1"
+    make_judge_data(str(suite), tmp_path / "a", seed=0, generator=gen, cache=tmp_path / "cache")
+    manifest, rows = ares_data.load(tmp_path / "a")
+    made = [r for r in rows if r.kind == "generated_contradiction"]
+    assert made and all(r.label == 0 and r.judge == "answer_faithfulness" and r.text_b.startswith("It is not true")
+                        and "second paragraph" not in r.text_b for r in made)
+    assert manifest["dropped_rows"]["generated contradiction: same as the gold answer"] == 1
+    assert manifest["dropped_rows"]["generated contradiction: empty"] == 1
+    assert manifest["contradictions"] == {"generator": gen, "prompt_version": "1", "asked": 10, "kept": len(made)}
+    # a rerun answers from the cache: replay-only never calls the model, and writes the same bytes
+    make_judge_data(str(suite), tmp_path / "b", seed=0, generator=gen, cache=tmp_path / "cache",
+                    cache_mode="replay-only")
+    assert (tmp_path / "a" / "data.jsonl").read_bytes() == (tmp_path / "b" / "data.jsonl").read_bytes()

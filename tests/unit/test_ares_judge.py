@@ -66,7 +66,7 @@ def test_spec_grammar_for_the_classifier_backend(tmp_path: Path) -> None:
     one = parse_judge_spec(f"ares_answer_faithfulness=classifier:{tmp_path}")
     assert one.metrics == ("ares_answer_faithfulness",)
     assert parse_judge_spec("ares=openai:gpt-4o-mini").llm  # the prompted ARES judge is unchanged
-    with pytest.raises(ConfigError, match="unknown option 'batchsize'.*Did you mean: batch_size"):
+    with pytest.raises(ConfigError, match=r"unknown option 'batchsize'.*Did you mean: batch_size"):
         parse_judge_spec(f"ares=classifier:{tmp_path}?batchsize=4")
     with pytest.raises(ConfigError, match="needs a checkpoint name or path"):
         parse_judge_spec("ares=classifier")
