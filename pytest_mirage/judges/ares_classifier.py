@@ -59,6 +59,9 @@ def read_card(folder: Path) -> dict[str, Any] | None:
 def resolve_folders(model: str, metrics: Sequence[str]) -> dict[str, str]:
     """metric -> the checkpoint that scores it (a folder, or a hub name for a single metric)."""
     root = Path(model)
+    if not root.exists() and (root.is_absolute() or model.startswith((".", "~"))):
+        raise ConfigError(f"classifier:{model}: no such folder; give the folder train-judge wrote "
+                          "(python -m pytest_mirage train-judge DATA --model CHECKPOINT --out DIR)")
     card = read_card(root) if root.is_dir() else None
     if card is not None:
         if list(metrics) != [card["metric"]]:

@@ -128,6 +128,8 @@ def test_a_missing_judge_folder_or_bad_data_is_a_clear_error(trained: tuple[Path
     (partial / "context_relevance").mkdir(parents=True)
     with pytest.raises(ConfigError, match="no trained judge for ares_answer_faithfulness, ares_answer_relevance"):
         create_judge(parse_judge_spec(f"ares=classifier:{partial}"))
+    with pytest.raises(ConfigError, match="no such folder"):
+        create_judge(parse_judge_spec(f"ares=classifier:{tmp_path / 'missing'}"))
     with pytest.raises(ConfigError, match="Did you mean: answer_faithfulness"):
         parse_judges("answer_faithfulnes")
     with pytest.raises(ConfigError, match="no judge-data manifest"):
