@@ -295,11 +295,12 @@ def build_report(ctx: RunContext, results: Iterable[CaseResult], *, collection_e
     judge_health = merge_health(judge_health or {}, judging.health_json() if judging is not None else {})
     ref_results = refs.results if refs else []
     allres = res + ref_results
-    judged: dict[str, tuple[str, ...]] = {}
+    judge_metrics: dict[str, tuple[str, ...]] = {}
     for r in res:
-        if r.suite not in judged:
-            judged[r.suite] = ctx.rules(ctx.suite(r.suite_ref)).judge_metrics
-    board = build_leaderboard(allres, refs.names if refs else (), unscored=(HARNESS_RETRIEVER,), judge_metrics=judged)
+        if r.suite not in judge_metrics:
+            judge_metrics[r.suite] = ctx.rules(ctx.suite(r.suite_ref)).judge_metrics
+    board = build_leaderboard(allres, refs.names if refs else (), unscored=(HARNESS_RETRIEVER,),
+                              judge_metrics=judge_metrics)
     gates_by_suite: dict[str, Sequence[Rule]] = {}
     for r in res:
         if r.suite not in gates_by_suite:

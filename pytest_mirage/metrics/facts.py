@@ -969,6 +969,11 @@ def facts_of(text: str, lang: str) -> Facts:
     return _facts(text, lang, evidence=True)
 
 
+def states_negation(text: str, lang: str) -> bool:
+    """Whether ``text`` (one sentence) holds a negation, by the rules of the answer side."""
+    return bool(_sentence_facts(text, lang).negations)
+
+
 @lru_cache(maxsize=4096)
 def _sentence_facts(text: str, lang: str) -> Facts:
     """:func:`facts_of` without the evidence side (all_numbers, all_months, words, text left empty,

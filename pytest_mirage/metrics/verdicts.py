@@ -49,9 +49,10 @@ from ..text.tokenize import content_units, split_sentences
 from .analysis import PER_TEXT_CACHES, of
 from .base import NotApplicable, Sample
 from .common import raw_answer
-from .facts import FactCheck, check_sentences, lexicon, norm
+from .facts import FactCheck, check_sentences, lexicon, norm, states_negation
 
 COVERAGE_MIN = 0.5  # below this share of its units in its evidence a sentence is baseless
+WHOLE_ALIGNMENT = 1.0  # a sentence all of whose units are in its best-aligned passage sentence
 SHORT_UNITS = 3  # a sentence of at most this many units and no fact has nothing to check
 
 FACT_KINDS = ("number", "date", "name", "quote", "negation", "dropped_negation", "comparison")
@@ -222,6 +223,12 @@ def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str) -> tu
         # "グリーン車についての記載がない")
         refusal = declines and not any(c.kind in ("number", "month") or (c.kind in ("name", "quote") and c.supported)
                                        for c in checks)
+        if aligned and alignment >= WHOLE_ALIGNMENT and any(c.kind == "dropped_negation" for c in checks) and \
+                not states_negation(aligned, lang):
+            # every unit of the sentence is in one passage sentence that negates nothing: it restates
+            # that sentence, not the negated one it shares words with (km "...ប្រតិបត្តិករ...បាន..."
+            # beside "ប្រតិបត្តិករមិនត្រូវបាន...")
+            checks = [c for c in checks if c.kind != "dropped_negation"]
         if aligned and not refusal:
             checks += _comparison_checks(text, aligned, lang)
         missing = tuple(c for c in checks if not c.supported)

