@@ -21,6 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     p_runs.add_argument("suite", help="suite folder or bundled suite name")
     p_runs.add_argument("--model", action="append", default=None,
                         help="model spec to record (default: extractive)")
+    p_runs.add_argument("--mirage-trusted-path", dest="trusted", action="append", default=[], type=Path,
+                        metavar="DIR", help="a folder outside the suite folder that its [source] may read (repeatable)")
     p_chk = sub.add_parser("self-check", help="check that a suite ranks control:oracle first and each "
                            "broken control last on the metric it breaks")
     p_chk.add_argument("suite", help="suite folder or bundled suite name")
@@ -74,12 +76,12 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "make-runs":
             from .cli.refruns import make_runs
 
-            written = make_runs(args.suite, args.model or ["extractive"])
+            written = make_runs(args.suite, args.model or ["extractive"], trusted=args.trusted)
             for p in written:
                 print(f"wrote {p}")
             from .suites.resolve import load_ref, suite_ref
 
-            listed = set(load_ref(suite_ref(args.suite, Path.cwd())).run_files)
+            listed = set(load_ref(suite_ref(args.suite, Path.cwd()), args.trusted).run_files)
             for p in written:
                 if p not in listed:
                     print(f"note: {p} is not matched by the manifest's runs = [...]; add "

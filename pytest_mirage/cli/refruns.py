@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import ModelError
@@ -11,12 +12,13 @@ from ..models.registry import ModelRegistry, parse_model_spec
 from ..suites.resolve import load_ref, suite_ref
 
 
-def make_runs(suite: str, models: list[str]) -> list[Path]:
-    """Answer every case of ``suite`` with each offline model and write ``runs/<model>.jsonl``."""
+def make_runs(suite: str, models: list[str], *, trusted: Sequence[Path] = ()) -> list[Path]:
+    """Answer every case of ``suite`` with each offline model and write ``runs/<model>.jsonl``.
+    ``trusted``: folders outside the suite folder that its ``[source]`` may read."""
     from ..suites.runs import write_run_lines
 
     ref = suite_ref(suite, Path.cwd())
-    s = load_ref(ref)
+    s = load_ref(ref, trusted)
     registry = ModelRegistry()
     written = []
     for raw in models:

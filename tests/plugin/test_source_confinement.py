@@ -159,3 +159,17 @@ def test_self_check_takes_the_trusted_path_too(tmp_path: Path, capsys: pytest.Ca
     assert "--mirage-trusted-path" in capsys.readouterr().err
     assert main(["self-check", str(suite), "--mirage-trusted-path", str(outside)]) in (0, 1)  # loaded and checked
     assert "outside the suite folder" not in capsys.readouterr().err
+
+
+def test_make_runs_takes_the_trusted_path_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_mirage.__main__ import main
+
+    outside = _miracl(tmp_path / "outside")
+    suite = _suite(tmp_path / "suite", 'dir = "../outside"')
+    assert main(["make-runs", str(suite)]) == 2
+    err = capsys.readouterr().err
+    assert "--mirage-trusted-path" in err and SECRET not in err
+    assert not (suite / "runs").exists()
+    assert main(["make-runs", str(suite), "--mirage-trusted-path", str(outside)]) == 0
+    (line,) = (suite / "runs" / "extractive.jsonl").read_text(encoding="utf-8").splitlines()
+    assert json.loads(line)["case_id"] == "1"
