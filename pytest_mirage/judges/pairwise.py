@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import random
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from itertools import combinations
 from typing import Any, Literal, Protocol, get_args, runtime_checkable
@@ -382,13 +382,19 @@ class JudgeReliability:
     tie_rate: float | None
     parse_failure_rate: float | None
     position_a_rate: float | None
+    # per model, the judgments of its matchups without a usable verdict (unparseable or errored):
+    # a model whose answers steer the judge into nulls is seen, not silently left out of battles
+    undecided_by_model: Mapping[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"swap_consistency": self.swap_consistency, "tie_rate": self.tie_rate,
-                "parse_failures": self.parse_failures, "parse_failure_rate": self.parse_failure_rate,
-                "errors": self.errors, "judgments": self.judgments, "decided": self.decided,
-                "ties": self.ties, "retried": self.retried, "swap_pairs": self.swap_pairs,
-                "swap_consistent": self.swap_consistent, "position_a_rate": self.position_a_rate}
+        out: dict[str, Any] = {"swap_consistency": self.swap_consistency, "tie_rate": self.tie_rate,
+                               "parse_failures": self.parse_failures, "parse_failure_rate": self.parse_failure_rate,
+                               "errors": self.errors, "judgments": self.judgments, "decided": self.decided,
+                               "ties": self.ties, "retried": self.retried, "swap_pairs": self.swap_pairs,
+                               "swap_consistent": self.swap_consistent, "position_a_rate": self.position_a_rate}
+        if self.undecided_by_model:  # only when there is one (reports without keep their bytes)
+            out["undecided_by_model"] = dict(sorted(self.undecided_by_model.items()))
+        return out
 
 
 def judge_reliability(judgments: Iterable[Judgment]) -> JudgeReliability:
@@ -400,6 +406,10 @@ def judge_reliability(judgments: Iterable[Judgment]) -> JudgeReliability:
     for j in decided:
         m = j.matchup
         by_pair[(m.suite, m.case_id, m.pair)][m.model_a] = j
+    undecided: Counter[str] = Counter()
+    for j in js:
+        if not j.decided:
+            undecided.update((j.matchup.model_a, j.matchup.model_b))
     swap_pairs = swap_consistent = 0
     for both in by_pair.values():
         if len(both) == 2:
@@ -414,7 +424,8 @@ def judge_reliability(judgments: Iterable[Judgment]) -> JudgeReliability:
         swap_consistency=swap_consistent / swap_pairs if swap_pairs else None,
         tie_rate=ties / len(decided) if decided else None,
         parse_failure_rate=sum(j.verdict == "unparseable" for j in js) / len(js) if js else None,
-        position_a_rate=sum(j.verdict == "A" for j in decisive) / len(decisive) if decisive else None)
+        position_a_rate=sum(j.verdict == "A" for j in decisive) / len(decisive) if decisive else None,
+        undecided_by_model=dict(undecided))
 
 
 def matchup_prompts(matchups: Sequence[Matchup], cases: Mapping[tuple[str, str], Case],

@@ -12,7 +12,7 @@ view around them). Numbers use :func:`.format.fmt` (3 decimals, half up); a null
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..aggregate.gates import GateResult
@@ -178,12 +178,19 @@ def _arena(report: RunReport) -> list[Block]:
     if report.judge:
         keys = [k for k in JUDGE_KEYS if k in report.judge] + sorted(k for k in report.judge
                                                                      if k not in JUDGE_KEYS and k not in OUTPUT_KEYS)
-        rows = [Row((sanitize_name(k), fmt_any(report.judge[k]))) for k in keys]
+        rows = [Row((sanitize_name(k), _judge_value(report.judge[k]))) for k in keys]
         output = output_mode(report.judge)
         if output:  # how the judge asked, one row as in the metric judges' health table
             rows.append(Row(("output", one_line(output, 300))))
         blocks += [Heading(2, "Judge reliability"), Table((Column("measure"), Column("value", True)), tuple(rows))]
     return blocks
+
+
+def _judge_value(v: Any) -> str:
+    """A judge reliability figure; a per-model count (``undecided_by_model``) as ``model n, ...``."""
+    if isinstance(v, Mapping):
+        return ", ".join(f"{sanitize_name(str(k))} {fmt_any(x)}" for k, x in v.items())
+    return fmt_any(v)
 
 
 def _surrogate(report: RunReport) -> list[Block]:

@@ -468,7 +468,11 @@ class _Reader:
         if not isinstance(judge, Mapping):
             raise _bad("judge", judge, "an object")
         for k, val in judge.items():
-            if val is not None and not isinstance(val, int | float | str | bool):
+            if k == "undecided_by_model" and isinstance(val, Mapping):  # per model: a count each
+                for model, n in val.items():
+                    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+                        raise _bad(f"judge.{k}.{model}", n, "a count (an integer >= 0)")
+            elif val is not None and not isinstance(val, int | float | str | bool):
                 raise _bad(f"judge.{k}", val, "a number, string, boolean or null")
         surrogates = []
         for i, e in enumerate(self.rows("surrogate", required=False)):

@@ -374,3 +374,29 @@ def test_replays_named_as_the_judgments_name_them(pytester: pytest.Pytester) -> 
     top = min((r for r in rep["arena"] if r["lang"] == "all"), key=lambda r: r["rank"])
     assert top["model"] == "gpt-4o-azure"
     res.stderr.fnmatch_lines(["mirage model answers [[]gpt-4o-azure[]]: *done*"])
+
+
+def test_unparseable_verdicts_are_counted_per_model(pytester: pytest.Pytester) -> None:
+    """A judge steered into replies it cannot parse by one kind of answer (here: the wrong one, which
+    the weakest model gives most): each model's matchups without a verdict are counted in the judge
+    reliability figures of the JSON and Markdown reports (issue 21: nulls are visible per model)."""
+    write_suite(pytester.path)
+
+    def steered(body: Mapping[str, Any]) -> str:
+        prompt = body["messages"][-1]["content"]
+        return "I would rather not say." if "music festival every summer. [" in prompt else judge(body)
+
+    with FakeOpenAIServer(answer=steered) as srv:
+        report, md = pytester.path / "r.json", pytester.path / "r.md"
+        res = pytester.runpytest("arena", *_models(pytester.path, ["sys-a", "sys-b", "sys-f"]), "--mirage-judge",
+                                 "openai:fake-judge", f"--mirage-openai-base-url={srv.base_url}",
+                                 f"--mirage-cache={pytester.path / 'cache'}", "--mirage-judge-queries=12",
+                                 "--mirage-tournaments=20", f"--mirage-report={report}", f"--mirage-markdown={md}")
+    assert res.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), res.stdout.str()
+    rel = read_report(report)["judge"]
+    per_model = rel["undecided_by_model"]
+    assert rel["parse_failures"] > 0 and sum(per_model.values()) == 2 * (rel["parse_failures"] + rel["errors"])
+    assert set(per_model) <= {"sys-a", "sys-b", "sys-f"}
+    assert per_model["sys-f"] == max(per_model.values()) and per_model["sys-f"] > per_model.get("sys-a", 0)
+    shown = ", ".join(f"{m} {n}" for m, n in sorted(per_model.items()))
+    assert f"| undecided_by_model | {shown} |" in md.read_text(), md.read_text()
