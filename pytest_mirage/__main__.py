@@ -21,12 +21,12 @@ def main(argv: list[str] | None = None) -> int:
     p_runs.add_argument("suite", help="suite folder or bundled suite name")
     p_runs.add_argument("--model", action="append", default=None,
                         help="model spec to record (default: extractive)")
-    p_runs.add_argument("--mirage-trusted-path", dest="trusted", action="append", default=[], type=Path,
+    p_runs.add_argument("--mirage-trusted-path", dest="trusted", action="append", default=[],
                         metavar="DIR", help="a folder outside the suite folder that its [source] may read (repeatable)")
     p_chk = sub.add_parser("self-check", help="check that a suite ranks control:oracle first and each "
                            "broken control last on the metric it breaks")
     p_chk.add_argument("suite", help="suite folder or bundled suite name")
-    p_chk.add_argument("--mirage-trusted-path", dest="trusted", action="append", default=[], type=Path,
+    p_chk.add_argument("--mirage-trusted-path", dest="trusted", action="append", default=[],
                        metavar="DIR", help="a folder outside the suite folder that its [source] may read (repeatable)")
     p_merge = sub.add_parser("merge", help="merge the partial reports of a sharded run (--mirage-shard K/N) into "
                              "the report one run would have written; exit status as that run's")
@@ -67,6 +67,11 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return 0
     try:
+        if args.cmd in ("make-runs", "self-check"):  # checked as the plugin checks them: each must exist
+            from .config.options import Raw
+            from .config.settings import parse_trusted_paths
+
+            args.trusted = parse_trusted_paths(Raw(args.trusted, "--mirage-trusted-path"), None)
         if args.cmd == "new-suite":
             from .cli.scaffold import new_suite
 

@@ -170,6 +170,9 @@ def test_make_runs_takes_the_trusted_path_too(tmp_path: Path, capsys: pytest.Cap
     err = capsys.readouterr().err
     assert "--mirage-trusted-path" in err and SECRET not in err
     assert not (suite / "runs").exists()
+    assert main(["make-runs", str(suite), "--mirage-trusted-path", str(tmp_path / "typo")]) == 2
+    err = capsys.readouterr().err
+    assert f"--mirage-trusted-path: '{tmp_path / 'typo'}'" in err and "does not exist" in err, err
     assert main(["make-runs", str(suite), "--mirage-trusted-path", str(outside)]) == 0
     (line,) = (suite / "runs" / "extractive.jsonl").read_text(encoding="utf-8").splitlines()
     assert json.loads(line)["case_id"] == "1"
