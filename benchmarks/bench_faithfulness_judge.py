@@ -70,6 +70,7 @@ class Row:
     question: str
     answer: str
     passages: tuple[Passage, ...]
+    pair: str | None = None  # an unfaithful minimal edit: the id of the faithful answer it edits
 
     def sample(self) -> Sample:
         case = Case("bench", self.id, self.lang, self.question, self.passages, (self.passages[0].id,), ())
@@ -92,7 +93,7 @@ def labelled_rows(folder: Path) -> list[Row]:
             if r.get("label") not in ("faithful", "unfaithful"):
                 raise SystemExit(f"{f}:{n}: label {r.get('label')!r}: expected 'faithful' or 'unfaithful'")
             rows.append(Row(r["id"], r["lang"], r["kind"], r["label"] == "faithful", r["question"], r["answer"],
-                            _passages(r)))
+                            _passages(r), r.get("pair")))
     return rows
 
 
@@ -218,6 +219,23 @@ def _kept(rows: Sequence[Row], sc: Sequence[float | None]) -> tuple[list[Row], l
     return [r for r, _ in kept], [s for _, s in kept]
 
 
+def pair_lines(rows: Sequence[Row], scores: dict[str, list[float | None]]) -> list[str]:
+    """Minimal-edit pairs (rows with ``pair``): the AUC over the paired answers only, and the share of
+    pairs whose edit scores below its original (ties count half). A null (refusal) counts as 1.0."""
+    index = {r.id: k for k, r in enumerate(rows)}
+    pairs = [(index[r.pair], k) for k, r in enumerate(rows) if r.pair is not None and r.pair in index]
+    if not pairs:
+        return []
+    out = [f"Minimal-edit pairs ({len(pairs)}, {len({rows[u].lang for _, u in pairs})} languages): the faithful "
+           "answer and its one-word edit", "", "| signal | ROC AUC (paired answers) | edit scored lower |", "|---|---|---|"]
+    for sig, raw in scores.items():
+        sc = [1.0 if s is None else s for s in raw]
+        pos, neg = [sc[o] for o, _ in pairs], [sc[u] for _, u in pairs]
+        lower = sum(1.0 if sc[u] < sc[o] else 0.5 if sc[u] == sc[o] else 0.0 for o, u in pairs) / len(pairs)
+        out.append(f"| {sig} | {fmt(auc(pos, neg))} | {fmt(lower)} |")
+    return [*out, ""]
+
+
 def report(name: str, all_rows: Sequence[Row], all_scores: dict[str, list[float | None]]) -> list[str]:
     n_pos = sum(r.faithful for r in all_rows)
     lines = [f"### {name}: {len(all_rows)} answers ({n_pos} faithful, {len(all_rows) - n_pos} unfaithful), "
@@ -242,6 +260,7 @@ def report(name: str, all_rows: Sequence[Row], all_scores: dict[str, list[float 
     labels = [r.faithful for r in all_rows]
     flagging = f"everything flagged: F1 {fmt(f1_flagging(labels, [0.0] * len(labels), 0.5))}"
     lines += ["", flagging, ""]
+    lines += pair_lines(all_rows, all_scores)
     langs = sorted({r.lang for r in all_rows})
     if len(langs) > 1:
         lines += ["ROC AUC by language:", "", "| signal | " + " | ".join(langs) + " |",
