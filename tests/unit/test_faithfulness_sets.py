@@ -25,7 +25,7 @@ def _items(name: str) -> list[tuple[str, int, dict]]:
     return out
 
 
-@pytest.mark.parametrize("name", ["dev", "test", "holdout"])
+@pytest.mark.parametrize("name", ["dev", "test", "holdout", "holdout2"])
 def test_labelled_set_is_well_formed(name: str) -> None:
     items = _items(name)
     assert len(items) >= 120
