@@ -88,7 +88,7 @@ def case_details(ctx: RunContext, results: Iterable[CaseResult]) -> list[CaseDet
                 by_id = corpus_map(suite.corpus)
                 seen = line.contexts or (line.retrieved or ())[: max(suite_k(suite), 10)]
                 context = tuple(by_id[i] for i in seen if i in by_id)
-            sentences = sentence_views(answer, context, r.lang)
+            sentences = sentence_views(answer, context, r.lang, case.question)
         out.append(CaseDetail(r.suite, r.case_id, r.lang, r.model, case.source, case.question,
                               _excerpt(answer, ANSWER_CHARS) if answer is not None else None,
                               tuple(c for c in cited if c in known), tuple(c for c in cited if c not in known), views,
@@ -99,13 +99,13 @@ def case_details(ctx: RunContext, results: Iterable[CaseResult]) -> list[CaseDet
 MAX_SENTENCES = 40  # sentence verdicts kept per failed case (the first ones)
 
 
-def sentence_views(answer: str, passages: Sequence[Passage], lang: str) -> tuple[SentenceView, ...]:
+def sentence_views(answer: str, passages: Sequence[Passage], lang: str, question: str = "") -> tuple[SentenceView, ...]:
     """The sentence verdicts of ``answer`` against the passages it saw, as the per-case view shows
     them (:func:`pytest_mirage.metrics.verdicts.sentence_verdicts`; texts cut to excerpts)."""
     from ..metrics.verdicts import explain, sentence_verdicts
 
     out = []
-    for v in sentence_verdicts(answer, passages, lang)[:MAX_SENTENCES]:
+    for v in sentence_verdicts(answer, passages, lang, question)[:MAX_SENTENCES]:
         reason = v.reason or (explain(v) if v.verdict == "unsupported" else "")
         out.append(SentenceView(_excerpt(v.text, EXCERPT_CHARS), v.verdict, v.aligned_passage,
                                 _excerpt(v.aligned_sentence, EXCERPT_CHARS), tuple(f"{c.kind}: {c.text}" for c in v.missing),

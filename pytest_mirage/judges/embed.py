@@ -215,7 +215,7 @@ def sentence_alignments(judge: EmbeddingJudge, items: Sequence[JudgeItem]) -> li
     as queries, passage sentences as passages), each text once, through the judge's cache."""
     from ..metrics.verdicts import sentence_verdicts
 
-    verdicts = [sentence_verdicts(it.answer, it.passages, it.lang) for it in items]
+    verdicts = [sentence_verdicts(it.answer, it.passages, it.lang, it.question) for it in items]
     queries: list[str] = []
     docs: list[str] = []
     plans: list[list[tuple[str, list[str]] | None]] = []
@@ -257,7 +257,7 @@ def semantic_scores(judge: EmbeddingJudge, items: Sequence[JudgeItem]) -> list[J
 
     out: list[JudgeScore] = []
     for it, row in zip(items, sentence_alignments(judge, items), strict=True):
-        vs = sentence_verdicts(it.answer, it.passages, it.lang)
+        vs = sentence_verdicts(it.answer, it.passages, it.lang, it.question)
         sims = [x for x in row if x is not None]
         if answer_is_refusal(vs):
             out.append(JudgeScore({"support_semantic": None}, {"support_semantic": "refusal: the answer declines to "

@@ -114,6 +114,21 @@ class Lexicon:
     refusals: tuple[str, ...] = ()
     # comparison words by direction: (more/larger words, less/smaller words), read by metrics.verdicts
     comparisons: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    # words about the source or the answer's framing ("passages", "based", "according", "In short"),
+    # not content: read by metrics.verdicts, which leaves their units out of a sentence's coverage
+    source_words: tuple[str, ...] = ()
+    # yes/no reply words ("No,", "Nein,", "いいえ、"): at a sentence's start before punctuation they
+    # answer the question and are not a negation fact of their own (the clause after them is checked)
+    reply_negations: tuple[str, ...] = ()
+    # capitalised words that are not names: polite pronouns ("Sie", "Anda"), currency prefixes ("Rp")
+    not_names: frozenset[str] = frozenset()
+    # words that state a negation without a negation word ("only", "free", "closed", "except",
+    # "対象外"): a negated answer sentence restating a passage sentence that holds one is supported
+    implicit_negations: tuple[str, ...] = ()
+    # German: every noun is capitalised; one after a determiner or an inflected adjective, or with a
+    # noun suffix ("-ung", "-karte"), is a common noun, not a name
+    noun_determiners: frozenset[str] = frozenset()
+    noun_suffixes: tuple[str, ...] = ()
 
 
 def lexicon_path(lang: str) -> Any:
@@ -151,7 +166,7 @@ def lexicon(lang: str) -> Lexicon:
         negation_circumfixes=tuple((n(a), n(b)) for a, b in data.get("negation_circumfixes", [])),
         not_negations=tuple(sorted((n(w) for w in data.get("not_negations", [])), key=len, reverse=True)),
         not_numbers=tuple(sorted((n(w) for w in data.get("not_numbers", [])), key=len, reverse=True)),
-        sentence_starters=frozenset(n(w) for w in data.get("sentence_starters", [])),
+        sentence_starters=frozenset(n(w) for w in [*data.get("sentence_starters", []), *data.get("source_words", [])]),
         standalone_exclusions=frozenset(n(w) for w in data.get("standalone_exclusions", [])),
         word_prefixes=tuple(n(w) for w in data.get("word_prefixes", [])),
         month_suffixes=tuple(data.get("month_suffixes", [])),
@@ -165,6 +180,12 @@ def lexicon(lang: str) -> Lexicon:
                                  key=lambda x: len(x[0]), reverse=True)),
         refusals=tuple(n(w) for w in data.get("refusals", [])),
         comparisons=_directions(data.get("comparisons", [[], []]), n),
+        source_words=tuple(n(w) for w in data.get("source_words", [])),
+        reply_negations=tuple(sorted((n(w) for w in data.get("reply_negations", [])), key=len, reverse=True)),
+        not_names=frozenset(n(w) for w in data.get("not_names", [])),
+        implicit_negations=tuple(n(w) for w in data.get("implicit_negations", [])),
+        noun_determiners=frozenset(n(w) for w in data.get("noun_determiners", [])),
+        noun_suffixes=tuple(n(w) for w in data.get("noun_suffixes", [])),
     )
 
 
@@ -604,6 +625,8 @@ class Facts:
     words: frozenset[str] = frozenset()
     text: str = ""
     units: frozenset[str] = field(default_factory=frozenset)
+    # the sentence opens with a yes/no reply word ("No, ..."), left out of its negations
+    reply: bool = False
 
     @property
     def count(self) -> int:
@@ -847,7 +870,8 @@ _QUOTES = regex.compile(r"«([^«»\n]{1,80})»|“([^“”\n]{1,80})”|„([^
                         r"‹([^‹›\n]{1,80})›")
 _CAPITALISED = regex.compile(r"(?<![\p{L}\p{M}\p{N}])[[\p{Lu}\p{Lt}]&&[\p{Latin}\p{Cyrillic}\p{Greek}]]"
                              r"[\p{L}\p{M}]*(?:-[\p{L}\p{M}]+)*", regex.V1)
-_LATIN_WORD = regex.compile(r"(?<![\p{Latin}\p{M}])\p{Latin}[\p{Latin}\p{M}]+", regex.V1)
+# (not right after a digit: "80GB", "3Mbps" are units)
+_LATIN_WORD = regex.compile(r"(?<![\p{Latin}\p{M}\p{N}])\p{Latin}[\p{Latin}\p{M}]+", regex.V1)
 _ALNUM = re.compile(r"(?<![0-9A-Za-z])(?=[0-9A-Za-z]*\d)(?=[0-9A-Za-z]*[A-Za-z])[0-9A-Za-z]+(?![0-9A-Za-z])")
 # ordinal suffixes and units glued to a number are not names ("2nd", "5km"); case matters: "5G" is a
 # network generation, "5g" five grams
@@ -879,10 +903,13 @@ def _names(original: str, lang: str, lex: Lexicon,
         for m in _CAPITALISED.finditer(text):
             word = m.group()
             low = normalize(word, lang)
-            if len(low) < 2 or low in lex.words or low in lex.negations:
+            if len(low) < 2 or low in lex.words or low in lex.negations or low in lex.not_names:
+                continue
+            if lex.noun_determiners and _common_noun(low, text, m.start(), lex):
                 continue
             if not _LETTER.search(text, text.rfind("\n", 0, m.start()) + 1, m.start()) and \
-                    (low in lex.sentence_starters or lang not in _CASED_LANGS or not _initial_name(word, text, m.end())):
+                    (low in lex.sentence_starters or lang not in _CASED_LANGS or
+                     not _initial_name(word, text, m.end(), lex.not_names)):
                 if initial is not None and lang in _CASED_LANGS and low not in lex.sentence_starters:
                     initial.append(low)
                 continue
@@ -898,17 +925,44 @@ def _names(original: str, lang: str, lex: Lexicon,
     return list(dict.fromkeys(names)), list(dict.fromkeys(quotes))
 
 
+_PREVIOUS_WORD = regex.compile(r"([\p{L}\p{M}]+)[ \t\u00a0]*$", regex.V1)
+_ADJECTIVE_ENDINGS = ("e", "en", "er", "es", "em")
+
+
+def _common_noun(low: str, text: str, start: int, lex: Lexicon) -> bool:
+    """German: a capitalised word is a common noun when it has a noun suffix, or follows a
+    determiner ("die Terminvereinbarung", "im Wartezimmer") or an inflected adjective written in
+    lower case ("vorheriger Terminvereinbarung"); a name follows a capitalised word or none ("Dr.
+    Keller", "in Lindenau")."""
+    if len(low) > 4 and low.endswith(lex.noun_suffixes):
+        return True
+    m = _PREVIOUS_WORD.search(text, max(0, start - 40), start)
+    if m is None:
+        return False
+    prev = m.group(1)
+    if prev[:1].isupper():
+        return False
+    p = normalize(prev, lex.lang)
+    return p in lex.noun_determiners or (len(p) >= 4 and p.endswith(_ADJECTIVE_ENDINGS))
+
+
 _NEXT_CAPITALISED = regex.compile(r"[ \t\u00a0]+[[\p{Lu}\p{Lt}]&&[\p{Latin}\p{Cyrillic}\p{Greek}]]", regex.V1)
 
 
-def _initial_name(word: str, text: str, end: int) -> bool:
+def _initial_name(word: str, text: str, end: int, not_names: frozenset[str] = frozenset()) -> bool:
     """Whether the capitalised first word of a sentence (or line) is read as a name: a capital is
     what every first word has, so only when the word is written as a name only can be (all capitals,
     ``NASA``; a capital inside it, ``McLaren``) or the next word is capitalised too (``New York``,
     ``Nelson Mandela``). ``Unable``, ``Based``, ``Helping``, ``Saa``, ``Ukilinganisha`` are not."""
     if (len(word) >= 2 and word.isupper()) or any(ch.isupper() for ch in word[1:]):
         return True
-    return _NEXT_CAPITALISED.match(text, end) is not None
+    nxt = _NEXT_CAPITALISED.match(text, end)
+    if nxt is None:
+        return False
+    # a polite pronoun or a currency prefix is capitalised without being a name ("Denken Sie
+    # daran", "Tarifnya Rp4.000")
+    word_after = _CAPITALISED.match(text, nxt.end() - 1)
+    return word_after is None or normalize(word_after.group(), "und") not in not_names
 
 
 # A list marker at the start of a line: "1.", "2)", "(3)", "a)", "-", "*", "•" (never "1.5", nor a
@@ -991,14 +1045,42 @@ def _facts(text: str, lang: str, evidence: bool) -> Facts:
     # an answer sentence's own negations are read by their scope only (the clause is read of evidence)
     # negations are read on the text with equivalent forms made one (ja 使えない and 利用できない)
     c = _canonical(t, lex)
-    negations = _negations(c, lex)
+    reply = _reply_end(c, lex)
+    negations = _negations(c if reply is None else " " * reply + c[reply:], lex)
     f = Facts(numbers=tuple(numbers), months=tuple(months), negations=tuple(negations),
               names=tuple(names), quotes=tuple(quotes), units=frozenset(content_units(c, lang)),
-              initial_names=tuple(dict.fromkeys(n for n in initial if n not in names)))
+              initial_names=tuple(dict.fromkeys(n for n in initial if n not in names)), reply=reply is not None)
     if not evidence:
         return f
     return replace(f, all_numbers=frozenset(values), all_months=frozenset(all_months), words=_evidence_words(t),
                    text=_collapse(t))
+
+
+# what may stand between a reply word and the clause it answers: punctuation, or (Thai, Khmer, Lao:
+# scripts whose clauses are separated by spaces) a space
+_REPLY_PUNCT = regex.compile(r"\s*[,.!;:،؛，、。！।॥៖។-]")
+_REPLY_SPACE = regex.compile(r"\s+(?=\S)")
+_LEAD = regex.compile(r"^[\s\p{P}]*")
+_ALNUM_CHAR = regex.compile(r"[\p{L}\p{N}]")
+
+
+def _reply_end(t: str, lex: Lexicon) -> int | None:
+    """Where the yes/no reply word that opens ``t`` (normalised) ends, with the punctuation after it
+    ("no, you cannot ..." -> 3, "いいえ、..." -> 4); None when ``t`` opens otherwise. A reply word
+    answers the question ("Is X allowed?" "No, ..."): the clause after it is checked, the word itself
+    states nothing the passages could hold."""
+    if not lex.reply_negations:
+        return None
+    lead = _LEAD.match(t)
+    start = lead.end() if lead is not None else 0
+    for w in lex.reply_negations:  # longest first
+        if t.startswith(w, start):
+            end = start + len(w)
+            m = _REPLY_PUNCT.match(t, end) or (_REPLY_SPACE.match(t, end) if lex.lang in ("th", "km", "lo") else None)
+            if m is not None and _ALNUM_CHAR.search(t, m.end()) is not None:  # "No." alone is the answer
+                stop: int = m.end()
+                return stop
+    return None
 
 
 def _evidence_words(t: str) -> frozenset[str]:
@@ -1312,7 +1394,7 @@ def _check_sentence(f: Facts, ev: Evidence) -> list[FactCheck]:
         ok = any(_overlap(neg.scope, e.scope) >= 1 or _restated(neg.clause, e.clause) for e in ev.negation_parts()) \
             if neg.scope else any(True for _ in ev.negation_parts())
         out.append(FactCheck("negation", " ".join(sorted(neg.scope)), ok))
-    if not f.negations and f.units:
+    if not f.negations and f.units and not f.reply:  # "No, ..." is a negative answer: nothing dropped
         scan = lexicon(ev.lang).scan
         for e in ev.negation_parts():  # the passages after the first dropped negation are not read
             # the scope first: it is at hand, the clause is computed when read (either one will do)

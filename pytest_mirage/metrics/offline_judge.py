@@ -25,6 +25,7 @@ import hashlib
 import json
 import math
 import re
+from bisect import bisect_right, insort
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -285,7 +286,12 @@ def _inversions(tokens: Sequence[str], aligned: Sequence[str], lang: str) -> flo
     n = len(order)
     if n < 3:
         return 0.0
-    inverted = sum(1 for i in range(n) for j in range(i + 1, n) if order[i] > order[j])
+    # pairs i < j with order[i] > order[j], counted with a sorted prefix (the positions are distinct)
+    inverted = 0
+    seen: list[int] = []
+    for k, x in enumerate(order):
+        inverted += k - bisect_right(seen, x)
+        insort(seen, x)
     return inverted / (n * (n - 1) / 2)
 
 
@@ -328,10 +334,16 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
     ``verdicts``: the answer's sentence verdicts when the metric pass already made them (computed
     here otherwise). An answer without content units gets 0 coverage (the metric makes it null
     before asking); passages may be empty (every sentence is then unsupported)."""
-    from .verdicts import _passage_sentences, _sentence_units, _value_of, sentence_verdicts
+    from .verdicts import (
+        _passage_sentences,
+        _sentence_units,
+        _value_of,
+        sentence_verdicts,
+        source_units,
+    )
 
     if verdicts is None:
-        verdicts = sentence_verdicts(answer, passages, lang)
+        verdicts = sentence_verdicts(answer, passages, lang, question)
     content = [v for v in verdicts if v.length]
     refusals = sum(1 for v in content if v.verdict == "refusal")
     sents = [v for v in content if v.checkable] or [v for v in content if v.verdict != "refusal"] or content
@@ -365,7 +377,7 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
         lex.append(v.coverage)
         uncovered.append(float(length - round(v.coverage * length)))
         if q_units:
-            units = _sentence_units(_value_of(v.text, lang), lang)
+            units = _sentence_units(_value_of(v.text, lang), lang) - source_units(lang)
             qlex.append(len(units & (ev_units | q_units)) / len(units) if units else 0.0)
         else:
             qlex.append(v.coverage)

@@ -54,6 +54,9 @@ from .facts import FactCheck, check_sentences, lexicon, norm, states_negation
 COVERAGE_MIN = 0.5  # below this share of its units in its evidence a sentence is baseless
 WHOLE_ALIGNMENT = 1.0  # a sentence all of whose units are in its best-aligned passage sentence
 SHORT_UNITS = 3  # a sentence of at most this many units and no fact has nothing to check
+# a negation of a sentence with at least this share of its units in one passage sentence that
+# negates is that sentence's negation, stated with other words
+NEGATION_ALIGNMENT = 0.4
 
 FACT_KINDS = ("number", "date", "name", "quote", "negation", "dropped_negation", "comparison")
 _KIND = {"month": "date"}  # FactCheck.kind -> the feature kind
@@ -169,6 +172,48 @@ def is_refusal(text: str, lang: str) -> bool:
 
 
 @lru_cache(maxsize=64)
+def _implicit_pattern(lang: str) -> regex.Pattern[str] | None:
+    words = lexicon(lang).implicit_negations
+    if not words:
+        return None
+    alternation = "|".join(regex.escape(w) for w in sorted(set(words), key=len, reverse=True))
+    if lang in _SCAN_LANGS:
+        return regex.compile(f"(?:{alternation})", regex.V1)
+    return regex.compile(f"{_SPACED_BOUNDARY}(?:{alternation}){_END_BOUNDARY}", regex.V1)
+
+
+def implies_negation(text: str, lang: str) -> bool:
+    """Whether ``text`` (a passage sentence) states a negation without a negation word: it holds one
+    of the lexicon's ``implicit_negations`` ("only", "free", "closed", "except", "対象外", ...)."""
+    pattern = _implicit_pattern(lang)
+    return pattern is not None and pattern.search(norm(text, lang)) is not None
+
+
+_WINDOW_WORD = regex.compile(r"[\p{L}\p{M}\p{N}]+", regex.V1)
+
+
+def _implied_near(scope: frozenset[str], aligned: str, lang: str) -> bool:
+    """An implicit negation of ``aligned`` (see :func:`implies_negation`) with a unit of ``scope`` (the
+    units around a negation of the answer sentence) within three words of it (eight characters in
+    scripts without spaces), the implicit word itself not being one of them: "not free" is no
+    restatement of "free"."""
+    pattern = _implicit_pattern(lang)
+    if pattern is None or not scope:
+        return False
+    t = norm(aligned, lang)
+    for m in pattern.finditer(t):
+        if lang in _SCAN_LANGS:
+            window = t[max(0, m.start() - 8):m.start()] + " " + t[m.end():m.end() + 8]
+        else:
+            window = " ".join(_WINDOW_WORD.findall(t[max(0, m.start() - 60):m.start()])[-3:] +
+                              _WINDOW_WORD.findall(t[m.end():m.end() + 60])[:3])
+        near = frozenset(content_units(window, lang))
+        if scope & near and not (frozenset(content_units(m.group(), lang)) & scope):
+            return True
+    return False
+
+
+@lru_cache(maxsize=64)
 def _comparison_patterns(lang: str) -> tuple[regex.Pattern[str] | None, regex.Pattern[str] | None]:
     def compile_(words: Sequence[str]) -> regex.Pattern[str] | None:
         if not words:
@@ -192,19 +237,32 @@ def comparisons(text: str, lang: str) -> tuple[tuple[str, ...], tuple[str, ...]]
 PER_TEXT_CACHES.extend((_passage_sentences, _sentence_units))
 
 
+@lru_cache(maxsize=64)
+def source_units(lang: str) -> frozenset[str]:
+    """The content units of the lexicon's ``source_words`` of ``lang``: words about the passages or
+    the answer's framing ("based on the information provided", "according to the text", "In short",
+    "この資料によると"). They are not content: a sentence's coverage and alignment leave them out, so
+    an LLM-style opening or a refusal's explanation ("the passages only describe ...") is not
+    baseless for them."""
+    return frozenset().union(*(content_units(w, lang) for w in lexicon(lang).source_words))
+
+
 # ---------------------------------------------------------------- verdicts
 
 
-def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str) -> tuple[SentenceVerdict, ...]:
+def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str,
+                      question: str = "") -> tuple[SentenceVerdict, ...]:
     """The verdict on every sentence of ``answer`` (raw, with citation markers) that has a letter
     or digit, against ``passages`` (what the generator saw), in ``lang``. Pure and deterministic;
-    see the module docstring for the rules and :data:`FEATURES` for the features."""
+    see the module docstring for the rules and :data:`FEATURES` for the features. ``question``:
+    a refusal may repeat its numbers ("nothing about COVID-19 vaccines") and still decline."""
     by_id = {p.id: p for p in passages}
+    asked = norm(question, lang) if question else ""
     out: list[SentenceVerdict] = []
     for index, sf in enumerate(check_sentences(answer, passages, lang)):
         text = sf.text
         header = text.rstrip().endswith(_COLONS)
-        units = _sentence_units(_value_of(text, lang), lang)
+        units = _sentence_units(_value_of(text, lang), lang) - source_units(lang)
         if sf.cited:
             evidence = [by_id[c] for c in sf.cited]
         elif sf.invalid:
@@ -216,19 +274,35 @@ def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str) -> tu
         declines = is_refusal(text, lang)
         if declines:  # its negation speaks of the passages ("does not specify"), not of the world
             checks = [c for c in checks if c.kind not in ("negation", "dropped_negation")]
-        # a sentence that declines but also states a number, a date, a quote or a name of its evidence
-        # answers after all ("... not specified, but it is 250 pesos"); a name the passages lack does not
-        # count (German capitalises every noun: "die Texte enthalten keine Angaben")
-        # count; nor does a quoted word it does not find (katakana loanwords are read as quotes:
-        # "グリーン車についての記載がない")
-        refusal = declines and not any(c.kind in ("number", "month") or (c.kind in ("name", "quote") and c.supported)
-                                       for c in checks)
-        if aligned and alignment >= WHOLE_ALIGNMENT and any(c.kind == "dropped_negation" for c in checks) and \
-                not states_negation(aligned, lang):
-            # every unit of the sentence is in one passage sentence that negates nothing: it restates
-            # that sentence, not the negated one it shares words with (km "...ប្រតិបត្តិករ...បាន..."
-            # beside "ប្រតិបត្តិករមិនត្រូវបាន...")
+        # a sentence that declines but also states a number or date, or a name or quote of its evidence,
+        # answers after all ("... not specified, but it is 250 pesos"); a name the passages lack does
+        # not count (German capitalises every noun: "die Texte enthalten keine Angaben"), nor a quoted
+        # word it does not find (katakana loanwords are read as quotes: "グリーン車についての記載がない"),
+        # nor a name or number of the question it repeats ("nothing about COVID-19 vaccines", "the
+        # passages do not say whether Wiki Bomba works abroad")
+        refusal = declines and not any(
+            (c.kind in ("number", "month") or (c.kind in ("name", "quote") and c.supported)) and
+            not (asked and c.text in asked) for c in checks)
+        if aligned and any(c.kind == "dropped_negation" for c in checks) and not states_negation(aligned, lang):
+            # its best-aligned passage sentence negates nothing: the sentence restates that sentence,
+            # not a negated one it shares words with (km "...ប្រតិបត្តិករ...បាន..." beside
+            # "ប្រតិបត្តិករមិនត្រូវបាន..."; "you'll be fined 20p a day" beside "reserved items
+            # cannot be renewed"); a sentence that drops a negation aligns best with the negated one
             checks = [c for c in checks if c.kind != "dropped_negation"]
+        elif any(c.kind == "dropped_negation" for c in checks) and implies_negation(text, lang) and \
+                not implies_negation(aligned, lang):
+            # it states the negation with a word of its own: "free" for "no fee is charged" (but
+            # "parking is free" for "parking is not free" still drops it)
+            checks = [c for c in checks if c.kind != "dropped_negation"]
+        if aligned and alignment >= NEGATION_ALIGNMENT and any(c.kind == "negation" and not c.supported for c in checks):
+            # the sentence restates a passage sentence that negates: its negation, in other words
+            # ("you cannot take a full-size bike ..." for "full-size bicycles are not allowed ..."), is
+            # that sentence's; so is one the passage sentence states without a negation word, next to
+            # what the sentence negates ("pupils pay nothing" for "membership is free for pupils")
+            negates = states_negation(aligned, lang)
+            checks = [FactCheck("negation", c.text, True)
+                      if c.kind == "negation" and not c.supported and
+                      (negates or _implied_near(frozenset(c.text.split()), aligned, lang)) else c for c in checks]
         if aligned and not refusal:
             checks += _comparison_checks(text, aligned, lang)
         missing = tuple(c for c in checks if not c.supported)
@@ -416,7 +490,7 @@ def verdicts_of(s: Sample) -> tuple[SentenceVerdict, ...]:
     extra = of(s).extra
     v = extra.get("verdicts")
     if v is None:
-        v = extra["verdicts"] = sentence_verdicts(raw_answer(s), s.context, s.case.lang)
+        v = extra["verdicts"] = sentence_verdicts(raw_answer(s), s.context, s.case.lang, s.case.question)
     result: tuple[SentenceVerdict, ...] = v
     return result
 

@@ -311,3 +311,120 @@ def test_a_swahili_present_negative_verb_is_a_negation_that_the_passage_supports
     assert any(c.kind == "dropped_negation" for c in v.missing)
     v = sentence_verdicts("Huduma ya visa kwa wageni wa Jumuiya ya Afrika Mashariki ni ya hadi miezi sita.", p, "sw")[0]
     assert not any(c.kind == "negation" for c in v.checks)
+
+
+# ---------------------------------------------------------------- misfires found on the dev2 set (session 9)
+
+BIKES = Passage("p1", "Passengers may bring a folding bicycle on any train free of charge. Full-size bicycles are "
+                      "allowed only in the marked cycle carriage. Between 7:00 and 9:30 on weekdays, full-size "
+                      "bicycles are not allowed on trains arriving in Northvale Central.")
+
+
+def test_a_reply_word_is_no_negation_and_a_negation_in_other_words_is_supported() -> None:
+    from pytest_mirage.metrics.facts import facts_of
+
+    f = facts_of("No, folding bikes travel free.", "en")
+    assert f.reply and f.negations == ()
+    assert facts_of("いいえ、日曜日は休みです。", "ja").reply
+    (v,) = sentence_verdicts("No, you cannot take a full-size bike to Northvale Central on weekday mornings "
+                             "between 7:00 and 9:30.", (BIKES,), "en")
+    assert v.verdict == "supported", v.reason
+    # the flipped answer still drops the passage's negation; an added negation is still unsupported
+    (v,) = sentence_verdicts("Yes, full-size bicycles are allowed on trains arriving in Northvale Central between "
+                             "7:00 and 9:30 on weekdays.", (BIKES,), "en")
+    assert any(c.kind == "dropped_negation" for c in v.missing)
+    (v,) = sentence_verdicts("Passengers may not bring a folding bicycle on any train.", (BIKES,), "en")
+    assert any(c.kind == "negation" for c in v.missing)
+
+
+@pytest.mark.parametrize(("answer", "lang", "passage"), [
+    ("Based on the information provided, you can bring a folding bicycle on any train free of charge.", "en",
+     BIKES.text),
+    ("根据所提供的资料，折叠自行车可以免费带上任何列车。", "zh", "乘客可以免费携带折叠自行车乘坐任何列车。"),
+])
+def test_words_about_the_source_are_not_content(answer: str, lang: str, passage: str) -> None:
+    from pytest_mirage.metrics.verdicts import source_units
+
+    (v,) = sentence_verdicts(answer, (Passage("p1", passage),), lang)
+    assert v.verdict == "supported" and v.coverage > 0.5
+    assert source_units(lang) and not (source_units(lang) & {"bicycle", "train", "免费"})
+
+
+@pytest.mark.parametrize(("text", "lang"), [
+    ("The passages say nothing about e-scooters.", "en"),
+    ("Dazu steht in den Texten leider nichts.", "de"),
+    ("Los textos no dicen nada sobre envíos a domicilio.", "es"),
+    ("Les documents ne disent rien sur les tarifs du dimanche.", "fr"),
+    ("В текстах ничего не сказано о скидках для пенсионеров.", "ru"),
+    ("Maelezo haya hayasemi chochote kuhusu malipo ya ziada.", "sw"),
+    ("资料没有提到退款的规定。", "zh"),
+    ("제공된 자료에는 환불에 관한 내용이 없습니다.", "ko"),
+    ("資料には料金についての記載はありません。", "ja"),
+    ("ข้อมูลไม่ได้พูดถึงค่าธรรมเนียมรายปี", "th"),
+])
+def test_refusals_in_the_wording_of_chat_assistants(text: str, lang: str) -> None:
+    assert is_refusal(text, lang)
+
+
+def test_content_sentences_with_a_negation_are_not_refusals() -> None:
+    assert not is_refusal("Floods are not covered by the policy.", "en")
+    assert not is_refusal("The text says full-size bikes are not allowed at peak times.", "en")
+
+
+def test_a_refusal_may_repeat_a_number_of_the_question() -> None:
+    answer = "The passages do not mention COVID-19 vaccines."
+    (v,) = sentence_verdicts(answer, (BIKES,), "en", "Do they offer COVID-19 vaccines?")
+    assert v.verdict == "refusal"
+    (v,) = sentence_verdicts(answer, (BIKES,), "en")  # a number of no passage and no question: an answer
+    assert v.verdict != "refusal"
+
+
+def test_german_common_nouns_and_polite_pronouns_are_not_names() -> None:
+    p = (Passage("p1", "Termine werden telefonisch vereinbart. Die Praxis von Frau Weber impft dienstags."),)
+    (v,) = sentence_verdicts("Eine vorherige Terminvereinbarung ist telefonisch möglich [p1].", p, "de")
+    assert not [c for c in v.checks if c.kind == "name"]
+    (v,) = sentence_verdicts("Ihren Termin können Sie telefonisch vereinbaren [p1].", p, "de")
+    assert not [c for c in v.checks if c.kind == "name"]
+    (v,) = sentence_verdicts("Die Praxis von Frau Keller impft dienstags [p1].", p, "de")
+    assert [c.text for c in v.missing if c.kind == "name"] == ["keller"]
+
+
+@pytest.mark.parametrize(("answer", "lang", "passage"), [
+    ("기본 데이터 80GB를 모두 쓰면 속도가 3Mbps로 줄어듭니다.", "ko", "기본 데이터 80GB를 다 쓰면 최대 3Mbps 속도로 계속 이용할 수 있습니다."),
+    ("Selain itu, Anda bisa membayar Rp4.000 dengan kartu.", "id", "Tarif sekali jalan adalah Rp4.000 dan dibayar dengan kartu."),
+])
+def test_units_after_digits_initial_connectives_and_polite_pronouns_are_not_names(answer: str, lang: str,
+                                                                                  passage: str) -> None:
+    (v,) = sentence_verdicts(answer, (Passage("p1", passage),), lang)
+    assert not [c for c in v.missing if c.kind == "name"], v.missing
+
+
+def test_a_dropped_negation_needs_the_negated_sentence_to_be_the_aligned_one() -> None:
+    p = (Passage("p1", "Adult books cost 20p a day when they are returned late. Books that another member has "
+                       "reserved cannot be renewed."),)
+    (v,) = sentence_verdicts("If you return an adult book late, you pay 20p a day.", p, "en")
+    assert not [c for c in v.checks if c.kind == "dropped_negation"]
+    (v,) = sentence_verdicts("Books that another member has reserved can be renewed.", p, "en")
+    assert [c.kind for c in v.missing] == ["dropped_negation"]
+
+
+def test_a_negation_stated_without_a_negation_word_supports_a_negated_answer() -> None:
+    p = (Passage("p1", "Membership of the city libraries is free for pupils. The library is closed on Mondays."),)
+    (v,) = sentence_verdicts("Pupils pay nothing for membership of the city libraries.", p, "en")
+    assert v.verdict == "supported", v.reason
+    (v,) = sentence_verdicts("空港連絡バスはパスの対象外なので、パスでは乗れません。",
+                             (Passage("p1", "空港連絡バスはパスの対象外です。パスは市内の路線バスで使えます。"),), "ja")
+    assert v.verdict == "supported", v.reason
+    # an obligation is no negation: "not needed" against "mandatory" stays unsupported
+    (v,) = sentence_verdicts("A medical examination is not needed to renew the licence.",
+                             (Passage("p1", "A medical examination is mandatory to renew the licence."),), "en")
+    assert any(c.kind == "negation" for c in v.missing)
+
+
+def test_free_for_no_fee_is_no_dropped_negation_but_free_for_not_free_is() -> None:
+    p = (Passage("p1", "Imunisasi dasar bagi peserta BPJS Kesehatan tidak dipungut biaya."),)
+    (v,) = sentence_verdicts("Bagi peserta BPJS Kesehatan, imunisasi dasar diberikan gratis.", p, "id")
+    assert not [c for c in v.missing if c.kind == "dropped_negation"]
+    p = (Passage("p1", "Parking at the station is not free for visitors."),)
+    (v,) = sentence_verdicts("Parking at the station is free for visitors.", p, "en")
+    assert [c.kind for c in v.missing] == ["dropped_negation"]

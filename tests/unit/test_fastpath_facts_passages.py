@@ -39,7 +39,7 @@ def ref_check_sentence(f: Facts, ev: Evidence) -> list[FactCheck]:
                  (len(neg.clause) >= 2 and facts._overlap(neg.clause, e.clause) >= max(2, math.ceil(0.5 * len(neg.clause))))
                  for e in ev.negations) if neg.scope else bool(ev.negations)
         out.append(FactCheck("negation", " ".join(sorted(neg.scope)), ok))
-    if not f.negations and f.units:
+    if not f.negations and f.units and not f.reply:
         for e in ev.negations:
             scope_repeated = len(e.scope) >= 2 and facts._overlap(e.scope, f.units) >= math.ceil(0.5 * len(e.scope))
             clause_restated = len(e.clause) >= 2 and len(f.units) >= 2 and \
