@@ -125,6 +125,10 @@ class Lexicon:
     # words that state a negation without a negation word ("only", "free", "closed", "except",
     # "対象外"): a negated answer sentence restating a passage sentence that holds one is supported
     implicit_negations: tuple[str, ...] = ()
+    # bounds: (lower-bound words "at least", "至少"; upper-bound words "at most", "up to", "以内"), read
+    # by metrics.verdicts like the comparisons, as their own family ("最多" is "most" as a comparison
+    # and "at most" as a bound)
+    bounds: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     # German: every noun is capitalised; one after a determiner or an inflected adjective, or with a
     # noun suffix ("-ung", "-karte"), is a common noun, not a name
     noun_determiners: frozenset[str] = frozenset()
@@ -184,6 +188,7 @@ def lexicon(lang: str) -> Lexicon:
         reply_negations=tuple(sorted((n(w) for w in data.get("reply_negations", [])), key=len, reverse=True)),
         not_names=frozenset(n(w) for w in data.get("not_names", [])),
         implicit_negations=tuple(n(w) for w in data.get("implicit_negations", [])),
+        bounds=_directions(data.get("bounds", [[], []]), n),
         noun_determiners=frozenset(n(w) for w in data.get("noun_determiners", [])),
         noun_suffixes=tuple(n(w) for w in data.get("noun_suffixes", [])),
     )

@@ -49,7 +49,7 @@ from ..text.tokenize import content_units, split_sentences
 from .analysis import PER_TEXT_CACHES, of
 from .base import NotApplicable, Sample
 from .common import raw_answer
-from .facts import FactCheck, check_sentences, lexicon, norm, states_negation
+from .facts import FactCheck, check_sentences, facts_of, lexicon, norm, states_negation
 
 COVERAGE_MIN = 0.5  # below this share of its units in its evidence a sentence is baseless
 WHOLE_ALIGNMENT = 1.0  # a sentence all of whose units are in its best-aligned passage sentence
@@ -214,7 +214,7 @@ def _implied_near(scope: frozenset[str], aligned: str, lang: str) -> bool:
 
 
 @lru_cache(maxsize=64)
-def _comparison_patterns(lang: str) -> tuple[regex.Pattern[str] | None, regex.Pattern[str] | None]:
+def _comparison_patterns(lang: str) -> tuple[regex.Pattern[str] | None, ...]:
     def compile_(words: Sequence[str]) -> regex.Pattern[str] | None:
         if not words:
             return None
@@ -224,13 +224,22 @@ def _comparison_patterns(lang: str) -> tuple[regex.Pattern[str] | None, regex.Pa
         return regex.compile(f"{start}(?:{alternation}){end}", regex.V1)
 
     up, down = lexicon(lang).comparisons
-    return compile_(up), compile_(down)
+    lower, upper = lexicon(lang).bounds
+    return compile_(up), compile_(down), compile_(lower), compile_(upper)
 
 
-def comparisons(text: str, lang: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The comparison words of ``text`` (normalised) by direction: (more/larger, less/smaller)."""
+def comparisons(text: str, lang: str, *, bounds: bool = False) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The comparison words of ``text`` (normalised) by direction: (more/larger, less/smaller), outside
+    its bound phrases ("least" of "at least" is none); with ``bounds``, its bound words instead:
+    (lower bounds "at least", upper bounds "at most")."""
     t = norm(text, lang)
-    up, down = _comparison_patterns(lang)
+    up, down, lower, upper = _comparison_patterns(lang)
+    if bounds:
+        up, down = lower, upper
+    else:
+        for pattern in (lower, upper):
+            if pattern is not None:
+                t = pattern.sub(lambda m: " " * len(m.group()), t)
     return (tuple(up.findall(t)) if up is not None else (), tuple(down.findall(t)) if down is not None else ())
 
 
@@ -304,7 +313,7 @@ def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str,
                       if c.kind == "negation" and not c.supported and
                       (negates or _implied_near(frozenset(c.text.split()), aligned, lang)) else c for c in checks]
         if aligned and not refusal:
-            checks += _comparison_checks(text, aligned, lang)
+            checks += _comparison_checks(text, aligned, lang, evidence)
         missing = tuple(c for c in checks if not c.supported)
         if refusal:
             verdict = "refusal"
@@ -377,15 +386,40 @@ def _align(units: frozenset[str], evidence: Sequence[Passage], lang: str) -> tup
     return len(covered) / n, max(best, 0) / n, best_id, best_text.strip()
 
 
-def _comparison_checks(text: str, aligned: str, lang: str) -> list[FactCheck]:
-    up, down = comparisons(text, lang)
-    if not up and not down:
-        return []
-    a_up, a_down = comparisons(aligned, lang)
+def _comparison_checks(text: str, aligned: str, lang: str, evidence: Sequence[Passage] = ()) -> list[FactCheck]:
+    """A check per comparison word and per bound word of ``text``: unsupported when the passage
+    sentences it restates hold one of the opposite direction and none of its own. Those are the
+    aligned passage sentence and, when ``text`` states a number, every evidence sentence that states
+    it too (an answer sentence that joins two passage sentences aligns with one of them: "renew at
+    least six months before expiry, online or at an office" against "no more than six months
+    before expiry" and "online or at any office")."""
     out: list[FactCheck] = []
-    for words, same, opposite in ((up, a_up, a_down), (down, a_down, a_up)):
-        for w in dict.fromkeys(words):
-            out.append(FactCheck("comparison", w, not (opposite and not same)))
+    others: list[str] | None = None
+    for bounds in (False, True):
+        up, down = comparisons(text, lang, bounds=bounds)
+        if not up and not down:
+            continue
+        if others is None:
+            others = _sentences_sharing_a_number(text, aligned, evidence, lang)
+        a_up, a_down = comparisons(aligned, lang, bounds=bounds)
+        for s in others:
+            o_up, o_down = comparisons(s, lang, bounds=bounds)
+            a_up, a_down = a_up + o_up, a_down + o_down
+        for words, same, opposite in ((up, a_up, a_down), (down, a_down, a_up)):
+            for w in dict.fromkeys(words):
+                out.append(FactCheck("comparison", w, not (opposite and not same)))
+    return out
+
+
+def _sentences_sharing_a_number(text: str, aligned: str, evidence: Sequence[Passage], lang: str) -> list[str]:
+    own = frozenset(v for n in facts_of(text, lang).numbers for v in n.values)
+    if not own:
+        return []
+    out = []
+    for p in evidence:
+        for s, _ in _passage_sentences(f"{p.title}\n{p.text}" if p.title else p.text, lang).sentences:
+            if s.strip() != aligned and any(v in own for n in facts_of(s, lang).numbers for v in n.values):
+                out.append(s)
     return out
 
 

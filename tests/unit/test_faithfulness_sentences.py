@@ -428,3 +428,26 @@ def test_free_for_no_fee_is_no_dropped_negation_but_free_for_not_free_is() -> No
     p = (Passage("p1", "Parking at the station is not free for visitors."),)
     (v,) = sentence_verdicts("Parking at the station is free for visitors.", p, "en")
     assert [c.kind for c in v.missing] == ["dropped_negation"]
+
+
+@pytest.mark.parametrize(("lang", "passage", "kept", "flipped", "word"), [
+    ("en", "Refunds arrive within 10 working days.", "Your refund arrives within 10 working days.",
+     "It takes at least 10 working days to arrive.", "at least"),
+    ("zh", "每次处方最多可开12周的药量。", "每次处方最多可以开12周的药。", "一次至少可以开12周的药量。", "至少"),
+    ("de", "Den Umzug müssen Sie spätestens zwei Wochen vor dem Auszug melden.",
+     "Melden Sie den Umzug spätestens zwei Wochen vor dem Auszug.",
+     "Sie dürfen den Umzug frühestens zwei Wochen vor dem Auszug melden.", "frühestens"),
+])
+def test_a_bound_turned_the_other_way_is_unsupported(lang: str, passage: str, kept: str, flipped: str,
+                                                     word: str) -> None:
+    p = (Passage("p1", passage),)
+    assert not [c for v in sentence_verdicts(kept, p, lang) for c in v.missing if c.kind == "comparison"]
+    assert [c.text for v in sentence_verdicts(flipped, p, lang) for c in v.missing if c.kind == "comparison"] == [word]
+
+
+def test_a_bound_is_read_against_the_passage_sentence_with_its_number() -> None:
+    p = (Passage("p1", "Renewal requests are accepted no more than six months before the card expires. "
+                       "They can be made online or at any civil registry office."),)
+    (v,) = sentence_verdicts("Apply at least 6 months before the card expires, online or at any civil registry office.",
+                             p, "en")
+    assert [c.text for c in v.missing if c.kind == "comparison"] == ["at least"]
