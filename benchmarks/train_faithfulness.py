@@ -6,8 +6,9 @@
 Data: the faithful reference answers of the bundled suites (``suites/mirage-mini``, 18 languages;
 ``suites/khmer-telecom``, its first 40 cases) and the synthetic unfaithful edits and faithful
 variants that :mod:`pytest_mirage.judges.perturb` makes of them with the seed (the ARES recipe,
-weak and strong negatives). Neither ``fixtures/faithfulness/dev`` nor ``.../test`` nor
-``../shared/data`` is read. Needs scikit-learn (``pip install scikit-learn``); the same seed writes
+weak and strong negatives), and the hand-labelled development sets ``fixtures/faithfulness/dev`` and
+``.../dev2`` (396 answers, weighted to weigh as much as the synthetic examples together). The
+held-out sets (``.../test``, ``.../holdout``, ``.../holdout2``) and ``../shared/data`` are never read. Needs scikit-learn (``pip install scikit-learn``); the same seed writes
 the same bytes on the same platform (the file records the training data's SHA-256).
 """
 

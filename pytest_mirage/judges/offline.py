@@ -1,7 +1,9 @@
 """Training the offline faithfulness judge (:mod:`pytest_mirage.metrics.offline_judge`), the ARES way.
 
 The data: the faithful reference answers of the bundled suites and the synthetic variants
-:func:`pytest_mirage.judges.perturb.generate` makes of them with the seed; the model: a standardised
+:func:`pytest_mirage.judges.perturb.generate` makes of them with the seed, and the hand-labelled
+development sets :data:`HAND_SETS` (weighted so that, together, they weigh as much as the
+synthetic examples); the model: a standardised
 L2 logistic regression with Platt calibration (scikit-learn, imported here only), written to
 ``pytest_mirage/metrics/offline_faithfulness.json`` by ``python benchmarks/train_faithfulness.py
 --seed 0``. The same seed writes the same bytes on the same platform; the file records the SHA-256
@@ -56,6 +58,30 @@ def suite_triples(root: Path, *, khmer_limit: int = 40) -> list[Example]:
     return out
 
 
+#: The hand-labelled development sets the judge is also trained on (``fixtures/faithfulness/...``):
+#: realistic answers (paraphrases, LLM-style openings, refusals in a chat assistant's wording) that
+#: no edit of a reference answer makes. The held-out sets (``test``, ``holdout``, ``holdout2``) are
+#: never read.
+HAND_SETS = ("dev", "dev2")
+
+
+def hand_labelled(root: Path, sets: Sequence[str] = HAND_SETS) -> list[Example]:
+    """The labelled answers of ``root/fixtures/faithfulness/SET/*.jsonl`` for each of ``sets``."""
+    out: list[Example] = []
+    for name in sets:
+        for path in sorted((root / "fixtures" / "faithfulness" / name).glob("*.jsonl")):
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if not line.strip():
+                    continue
+                r = json.loads(line)
+                if r.get("label") not in ("faithful", "unfaithful"):
+                    raise ValueError(f"{path}:{n}: label {r.get('label')!r}: expected 'faithful' or 'unfaithful'")
+                passages = tuple(Passage(p["id"], p["text"], p.get("title")) for p in r["passages"])
+                out.append(Example(r["id"], r["lang"], r["question"], passages, r["answer"],
+                                   int(r["label"] == "faithful"), r["kind"]))
+    return out
+
+
 def verifiable(e: Example) -> bool:
     """Whether the fact check finds every number and month of a faithful reference answer in its
     passages. A reference that states a number its passages do not hold (a sum, a converted unit,
@@ -81,7 +107,7 @@ def feature_matrix(examples: Sequence[Example]) -> list[list[float]]:
 
 
 def fit(rows: Sequence[Sequence[float]], labels: Sequence[int], seed: int, *, c: float = 0.1,
-        signs: Sequence[int] | None = None) -> dict[str, Any]:
+        signs: Sequence[int] | None = None, weights: Sequence[float] | None = None) -> dict[str, Any]:
     """Standardise, fit an L2 logistic regression whose coefficients keep the signs ``signs`` (+1:
     the feature may only raise P(faithful), -1: only lower it, 0: free; default :data:`SIGNS`), and
     calibrate it with Platt scaling fitted on 5-fold out-of-fold decision values (what
@@ -90,7 +116,8 @@ def fit(rows: Sequence[Sequence[float]], labels: Sequence[int], seed: int, *, c:
     unweighted, that ratio would move every probability). Written out so that every part goes to the
     JSON file. The sign constraints keep the model monotone in its evidence: on correlated features
     an unconstrained fit gives some a weight of the wrong sign (an unsupported negation *raising*
-    P(faithful)), which holds on the synthetic data and not on answers unlike it."""
+    P(faithful)), which holds on the synthetic data and not on answers unlike it. ``weights``: one per
+    example (default 1), multiplying its class weight in the fit and in the calibration."""
     import numpy as np
     from scipy.optimize import minimize  # type: ignore[import-untyped]
     from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
@@ -98,6 +125,7 @@ def fit(rows: Sequence[Sequence[float]], labels: Sequence[int], seed: int, *, c:
 
     x = np.asarray(rows, dtype=float)
     y = np.asarray(labels, dtype=int)
+    ew = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float)
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale == 0] = 1.0
@@ -105,8 +133,9 @@ def fit(rows: Sequence[Sequence[float]], labels: Sequence[int], seed: int, *, c:
     sg = list(SIGNS if signs is None else signs)
     bounds = [(0.0, None) if g > 0 else (None, 0.0) if g < 0 else (None, None) for g in sg] + [(None, None)]
 
-    def train_lr(zt: Any, yt: Any) -> tuple[Any, float]:
-        sw = np.where(yt == 1, len(yt) / (2.0 * max(1, int(yt.sum()))), len(yt) / (2.0 * max(1, int((1 - yt).sum()))))
+    def train_lr(zt: Any, yt: Any, wt: Any) -> tuple[Any, float]:
+        pos, neg = float(wt[yt == 1].sum()), float(wt[yt == 0].sum())
+        sw = wt * np.where(yt == 1, (pos + neg) / (2.0 * max(pos, 1e-12)), (pos + neg) / (2.0 * max(neg, 1e-12)))
         ys = 2.0 * yt - 1.0
 
         def loss(theta: Any) -> tuple[float, Any]:
@@ -125,10 +154,11 @@ def fit(rows: Sequence[Sequence[float]], labels: Sequence[int], seed: int, *, c:
 
     oof = np.zeros(len(y))
     for train_idx, test_idx in StratifiedKFold(5, shuffle=True, random_state=seed).split(z, y):
-        w, b0 = train_lr(z[train_idx], y[train_idx])
+        w, b0 = train_lr(z[train_idx], y[train_idx], ew[train_idx])
         oof[test_idx] = z[test_idx] @ w + b0
-    platt = LogisticRegression(C=1e6, max_iter=10_000, tol=1e-10, class_weight="balanced").fit(oof.reshape(-1, 1), y)
-    coef, intercept = train_lr(z, y)
+    platt = LogisticRegression(C=1e6, max_iter=10_000, tol=1e-10, class_weight="balanced").fit(
+        oof.reshape(-1, 1), y, sample_weight=ew)
+    coef, intercept = train_lr(z, y, ew)
     # P(faithful) = 1 / (1 + exp(a f + b)) with f the decision value: a = -w, b = -c of the 1-D fit
     return {"logistic": {"mean": [float(v) for v in mean], "scale": [float(v) for v in scale],
                          "coef": [float(v) for v in coef], "intercept": intercept, "C": c,
@@ -146,11 +176,14 @@ _SIGN_OF = {
 SIGNS: tuple[int, ...] = tuple(_SIGN_OF.get(f, -1 if f.startswith("unsup_") else 0) for f in FEATURES)
 
 
-# The documented default threshold (flag an answer below it): 0.5, the decision point of the
-# calibrated probability (Platt scaling with balanced classes: even odds), not a value searched on
-# data. Checked on fixtures/faithfulness/dev only: it flags 3 of its 39 faithful non-refusal answers
-# (7.7 %, inside a 10 % margin under the 15 % target; thresholds up to 0.60 would too).
-DEFAULT_THRESHOLD = 0.5
+# The documented default threshold (flag an answer below it): 0.4. The probability is calibrated on
+# the training data, whose faithful answers (mostly the suites' references and their variants) copy
+# their passages more than real answers do; on paraphrased answers it runs low. 0.4 is the largest
+# threshold in steps of 0.05 at which the model flags at most 12 % (a margin under the 15 % target)
+# of the faithful non-refusal answers of fixtures/faithfulness/dev2 when those are predicted by
+# models trained without their language (two folds of the 19 languages, session 9): 12.0 %, with
+# F1 0.67 at flagging the unfaithful ones (0.5 would flag 23 %).
+DEFAULT_THRESHOLD = 0.4
 
 
 def train(root: Path, seed: int = 0, *, threshold: float = DEFAULT_THRESHOLD,
@@ -160,13 +193,19 @@ def train(root: Path, seed: int = 0, *, threshold: float = DEFAULT_THRESHOLD,
 
     every = suite_triples(root)
     triples = [t for t in every if verifiable(t)]
-    examples = perturb.generate(triples, seed)
+    synthetic = perturb.generate(triples, seed)
+    hand = hand_labelled(root)
+    examples = synthetic + hand
+    # the hand-labelled answers weigh as much, together, as the synthetic ones
+    hand_weight = len(synthetic) / len(hand) if hand else 0.0
+    weights = [1.0] * len(synthetic) + [hand_weight] * len(hand)
     if progress:
         progress(f"{len(every)} faithful triples, {len(triples)} with every number and month in their passages "
-                 f"-> {len(examples)} examples; extracting features")
+                 f"-> {len(synthetic)} synthetic examples, and {len(hand)} hand-labelled ones "
+                 f"({', '.join(HAND_SETS)}; weight {hand_weight:.3f} each); extracting features")
     rows = feature_matrix(examples)
     labels = [e.label for e in examples]
-    params = fit(rows, labels, seed)
+    params = fit(rows, labels, seed, weights=weights)
     kinds: dict[str, int] = {}
     langs: dict[str, int] = {}
     for e in examples:
@@ -176,7 +215,10 @@ def train(root: Path, seed: int = 0, *, threshold: float = DEFAULT_THRESHOLD,
             "training": {"command": TRAIN_COMMAND.replace("--seed 0", f"--seed {seed}"), "seed": seed,
                          "data_sha256": dataset_hash(examples), "examples": len(examples),
                          "faithful": sum(labels), "unfaithful": len(labels) - sum(labels),
-                         "triples": len(triples), "triples_dropped_unverifiable": len(every) - len(triples), "sources": ["suites/mirage-mini", "suites/khmer-telecom"],
+                         "triples": len(triples), "triples_dropped_unverifiable": len(every) - len(triples),
+                         "sources": ["suites/mirage-mini", "suites/khmer-telecom",
+                                     *(f"fixtures/faithfulness/{h}" for h in HAND_SETS)],
+                         "synthetic": len(synthetic), "hand_labelled": len(hand), "hand_weight": hand_weight,
                          "kinds": dict(sorted(kinds.items())), "languages": dict(sorted(langs.items()))}}
 
 
