@@ -171,7 +171,7 @@ _SIGN_OF = {
     "lex_mean": 1, "lex_min": 1, "lex_low_share": -1, "qlex_min": 1, "qlex_mean": 1, "uncovered_log": -1,
     "max_uncovered_log": -1, "align_min": 1, "align_mean": 1, "order_min": 1, "order_mean": 1, "facts_log": 0,
     "facts_share": 1, "comparison_unsupported": -1, "unsupported_share": -1, "baseless": -1, "substitutions": -1,
-    "inversion_max": -1, "refusal": 0, "sentences_log": 0, "units_log": 0,
+    "inversion_max": -1, "sentences_log": 0, "units_log": 0,
 }
 SIGNS: tuple[int, ...] = tuple(_SIGN_OF.get(f, -1 if f.startswith("unsup_") else 0) for f in FEATURES)
 
@@ -181,8 +181,8 @@ SIGNS: tuple[int, ...] = tuple(_SIGN_OF.get(f, -1 if f.startswith("unsup_") else
 # their passages more than real answers do; on paraphrased answers it runs low. 0.4 is the largest
 # threshold in steps of 0.05 at which the model flags at most 12 % (a margin under the 15 % target)
 # of the faithful non-refusal answers of fixtures/faithfulness/dev2 when those are predicted by
-# models trained without their language (two folds of the 19 languages, session 9): 12.0 %, with
-# F1 0.67 at flagging the unfaithful ones (0.5 would flag 23 %).
+# models trained without their language (two folds of the 19 languages, session 9): 10.5 %, with
+# F1 0.68 at flagging the unfaithful ones (0.45 would flag 12.8 %, 0.5 16.5 %).
 DEFAULT_THRESHOLD = 0.4
 
 

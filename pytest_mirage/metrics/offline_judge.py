@@ -75,7 +75,9 @@ TRAIN_COMMAND = "python benchmarks/train_faithfulness.py --seed 0"
 #:   the sentence and once in its aligned passage sentence) in the opposite order (swapped roles);
 #: * ``swap_restores``: the most adjacent word pairs of an aligned passage sentence that swapping two
 #:   words of the answer sentence back would restore (capped at 3; scripts with spaces);
-#: * ``refusal``: share of the sentences with content that decline to answer;
+#: * (the share of refusal sentences is no feature: trained on it, the judge learnt that an answer
+#:   with a refusal sentence is faithful, which would pass a hedged hallucination, "the passages do
+#:   not say; it costs $5"; refusal sentences are left out of the claim sentences instead);
 #: * ``sentences_log``, ``units_log``: ``log1p`` of the sentence and content-unit counts.
 #:
 #: (Whether a sentence cites is not a feature: in any training set made by editing answers, the
@@ -85,7 +87,7 @@ FEATURES: tuple[str, ...] = (
     "align_min", "align_mean", "order_min", "order_mean",
     "facts_log", "facts_share", "unsup_number", "unsup_date", "unsup_name", "unsup_quote", "unsup_negation",
     "unsup_dropped_negation", "unsup_comparison", "unsup_any", "unsup_max", "comparison_unsupported",
-    "unsupported_share", "baseless", "substitutions", "inversion_max", "swap_restores", "refusal", "sentences_log", "units_log",
+    "unsupported_share", "baseless", "substitutions", "inversion_max", "swap_restores", "sentences_log", "units_log",
 )
 
 # comparison words and their opposites (each pair is swapped both ways)
@@ -345,7 +347,6 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
     if verdicts is None:
         verdicts = sentence_verdicts(answer, passages, lang, question)
     content = [v for v in verdicts if v.length]
-    refusals = sum(1 for v in content if v.verdict == "refusal")
     sents = [v for v in content if v.checkable] or [v for v in content if v.verdict != "refusal"] or content
     by_id = {p.id: p for p in passages}
     q_units = _sentence_units(question, lang) if question else frozenset()
@@ -439,7 +440,6 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
         "substitutions": float(min(3, substitutions)),
         "inversion_max": inversion,
         "swap_restores": float(min(3, swap)),
-        "refusal": refusals / len(content) if content else 0.0,
         "sentences_log": math.log1p(len(content)),
         "units_log": math.log1p(units_total),
     }
