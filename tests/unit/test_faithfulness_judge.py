@@ -192,3 +192,13 @@ def test_retraining_with_the_documented_seed_reproduces_the_shipped_model() -> N
                        "Nobody knows who built it."):
             x = features(answer, P, "en", Q)
             assert again.predict(x) == pytest.approx(ship.predict(x), abs=1e-9)
+
+
+def test_a_hedged_hallucination_is_not_passed_for_its_refusal_sentence() -> None:
+    """A refusal sentence does not vouch for the rest of the answer ("the passages do not say; it
+    costs ..."): the judge scores the sentences that answer."""
+    hedged = "The passages do not mention the toll. It opened on 27 May 1947 [p1]."
+    honest = "The passages do not mention the toll. It opened on 27 May 1937 [p1]."
+    m = load_model()
+    bad, good = m.predict(features(hedged, P, "en", Q)), m.predict(features(honest, P, "en", Q))
+    assert bad < m.threshold <= good
