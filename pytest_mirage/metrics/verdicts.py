@@ -388,21 +388,18 @@ def _align(units: frozenset[str], evidence: Sequence[Passage], lang: str) -> tup
 
 def _comparison_checks(text: str, aligned: str, lang: str, evidence: Sequence[Passage] = ()) -> list[FactCheck]:
     """A check per comparison word and per bound word of ``text``: unsupported when the passage
-    sentences it restates hold one of the opposite direction and none of its own. Those are the
-    aligned passage sentence and, when ``text`` states a number, every evidence sentence that states
-    it too (an answer sentence that joins two passage sentences aligns with one of them: "renew at
-    least six months before expiry, online or at an office" against "no more than six months
-    before expiry" and "online or at any office")."""
+    sentences it restates hold one of the opposite direction and none of its own. For a comparison
+    word that is the aligned passage sentence; for a bound word ("at least", "up to"), also every
+    evidence sentence that states a number of ``text`` (an answer sentence that joins two passage
+    sentences aligns with one of them: "renew at least six months before expiry, online or at an
+    office" against "no more than six months before expiry" and "online or at any office")."""
     out: list[FactCheck] = []
-    others: list[str] | None = None
     for bounds in (False, True):
         up, down = comparisons(text, lang, bounds=bounds)
         if not up and not down:
             continue
-        if others is None:
-            others = _sentences_sharing_a_number(text, aligned, evidence, lang)
         a_up, a_down = comparisons(aligned, lang, bounds=bounds)
-        for s in others:
+        for s in _bound_sentences_sharing_a_number(text, aligned, evidence, lang) if bounds else ():
             o_up, o_down = comparisons(s, lang, bounds=bounds)
             a_up, a_down = a_up + o_up, a_down + o_down
         for words, same, opposite in ((up, a_up, a_down), (down, a_down, a_up)):
@@ -411,14 +408,19 @@ def _comparison_checks(text: str, aligned: str, lang: str, evidence: Sequence[Pa
     return out
 
 
-def _sentences_sharing_a_number(text: str, aligned: str, evidence: Sequence[Passage], lang: str) -> list[str]:
-    own = frozenset(v for n in facts_of(text, lang).numbers for v in n.values)
-    if not own:
-        return []
+def _bound_sentences_sharing_a_number(text: str, aligned: str, evidence: Sequence[Passage],
+                                     lang: str) -> list[str]:
+    """The evidence sentences (other than ``aligned``) that hold a bound word and a number of
+    ``text`` (digits or number words, read by the fact check)."""
     out = []
+    own: frozenset[float] | None = None
     for p in evidence:
         for s, _ in _passage_sentences(f"{p.title}\n{p.text}" if p.title else p.text, lang).sentences:
-            if s.strip() != aligned and any(v in own for n in facts_of(s, lang).numbers for v in n.values):
+            if s.strip() == aligned or comparisons(s, lang, bounds=True) == ((), ()):
+                continue
+            if own is None:
+                own = frozenset(v for n in facts_of(text, lang).numbers for v in n.values)
+            if own and any(v in own for n in facts_of(s, lang).numbers for v in n.values):
                 out.append(s)
     return out
 
