@@ -181,8 +181,8 @@ SIGNS: tuple[int, ...] = tuple(_SIGN_OF.get(f, -1 if f.startswith("unsup_") else
 # their passages more than real answers do; on paraphrased answers it runs low. 0.4 is the largest
 # threshold in steps of 0.05 at which the model flags at most 12 % (a margin under the 15 % target)
 # of the faithful non-refusal answers of fixtures/faithfulness/dev2 when those are predicted by
-# models trained without their language (two folds of the 19 languages, session 9): 10.5 %, with
-# F1 0.68 at flagging the unfaithful ones (0.45 would flag 12.8 %, 0.5 16.5 %).
+# models trained without their language (two folds of the 19 languages, session 9; AUC 0.754):
+# 11.3 %, with F1 0.68 at flagging the unfaithful ones (0.45 would flag 13.5 %, 0.5 17.3 %).
 DEFAULT_THRESHOLD = 0.4
 
 
