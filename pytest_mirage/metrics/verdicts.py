@@ -17,8 +17,18 @@ does (citation markers belong to the sentence they follow; list markers such as 
 The evidence of a sentence is the rule of ``support_lexical``: the passages it cites, all passages
 when it cites none. Its *best-aligned passage sentence* is the passage sentence (of its evidence)
 holding the largest share of its content units (``alignment``). A comparison word of the sentence
-(``larger``, ``fewer``, ``以上``, ...: the lexicon's ``comparisons``) is unsupported when that
-aligned passage sentence holds a comparison of the opposite direction and none of its own.
+(``larger``, ``fewer``, ...: the lexicon's ``comparisons``) is unsupported when that aligned
+passage sentence holds a comparison of the opposite direction and none of its own; a bound word
+(``at least`` / ``at most``, ``up to``, ``至少`` / ``最多``: ``bounds``) likewise, against the aligned
+sentence and every evidence sentence holding a bound word and one of its numbers.
+
+Words about the source or the answer's framing (``based on the information provided``, ``In
+short``: ``source_words``) are no content units. A negation the fact check finds in no passage is
+supported when the sentence restates (:data:`NEGATION_ALIGNMENT`) a passage sentence that negates,
+or one that states the negation with an implicit word (``free``, ``only``, ``closed``:
+``implicit_negations``) next to what the sentence negates; a dropped negation counts only when the
+aligned passage sentence negates, and not when the sentence states it with an implicit word of its
+own. A refusal may repeat the question's names and numbers.
 
 The answer-level score ``support_sentences`` (see :func:`sentence_score`) is driven by the weakest
 sentence. Each checkable sentence (supported or unsupported) scores
