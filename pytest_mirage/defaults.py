@@ -18,7 +18,7 @@ ALPHA = 0.05  # significance level of regression gates and head-to-head tests
 # report names the threshold of each faithfulness signal that reaches it (docs/judges.md)
 CALIBRATION_PRECISION = 0.9
 # the threshold a faithfulness signal's flags are counted at when no case threshold names it
-# (faithfulness_judge: its model file's own, 0.5)
+# (faithfulness_judge: its model file's own, 0.4 for the shipped model)
 SIGNAL_THRESHOLD = 0.5
 PAIRED_TEST = "t"  # the paired test of baseline comparisons
 TEST_METHODS: tuple[str, ...] = ("t", "sign_flip")  # --mirage-paired-test

@@ -71,8 +71,8 @@ def test_faithfulness_signals_calibrated_against_labels(pytester: pytest.Pyteste
     assert f["target_precision"] == 0.8
     # the offline judge separates the invented answers from the copied ones
     assert f["roc_auc"] > 0.9, f
-    # no case threshold on faithfulness: the judge model's default (0.5)
-    assert f["threshold"] == pytest.approx(0.5) and "default" in f["threshold_source"]
+    # no case threshold on faithfulness: the shipped judge model's own default (0.4)
+    assert f["threshold"] == pytest.approx(0.4) and "default" in f["threshold_source"]
     # a case threshold on support_lexical in German only: de counts at it, en at the default
     de, en = rows[("support_lexical", "de")], rows[("support_lexical", "en")]
     assert de["threshold"] == 0.6 and "--mirage-threshold" in de["threshold_source"]
@@ -86,7 +86,7 @@ def test_faithfulness_signals_calibrated_against_labels(pytester: pytest.Pyteste
     # the terminal: a compact table
     assert "faithfulness signals against the labels" in text
     line = next(x for x in res.stdout.lines if x.strip().startswith("faithfulness ") and " all " in x)
-    assert "12" in line and ">= 0.500" in line, line
+    assert "12" in line and ">= 0.400" in line, line
     assert "for P >= 0.800" in text
     # Markdown and HTML: the table, escaped
     assert "Faithfulness signals against the answers' faithfulness labels" in md.read_text()
