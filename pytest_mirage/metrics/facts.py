@@ -790,12 +790,33 @@ class _PassageNegation:
         return self._heads
 
 
+# Where the negated word stands, in languages whose negation has one side: Korean ``않``/``없``/
+# ``아니``/``못하`` follow what they negate (``가입하지 않``, ``약정 없이``: a contract, not joining,
+# is what "without" negates; the verb and its object before ``않``), its words ``안``/``못`` precede it; Japanese negation follows the verb
+# (``開栓作業を行っておりません``); Chinese, Thai and Khmer negation precedes it (``不单独享有``).
+_HEAD_AFTER_WORDS = {"ko": frozenset({"안", "못"})}
+_SCAN_HEAD_BEFORE = frozenset({"ja"})
+_SCAN_HEAD_CHARS = {"ja": 6, "zh": 3, "th": 6, "km": 6}
+
+
 def _heads(text: str, start: int, end: int, lang: str) -> frozenset[str]:
     if lexicon(lang).scan:
-        return frozenset()
-    before = [w for w in _SPACED_WORD.findall(_CLAUSE_END.split(text[max(0, start - 80):start])[-1]) if len(w) >= 3]
-    after = [w for w in _SPACED_WORD.findall(_CLAUSE_END.split(text[end:end + 80])[0]) if len(w) >= 3]
-    words = before[-1:] + after[:1]
+        width = _SCAN_HEAD_CHARS.get(lang)
+        if width is None:
+            return frozenset()
+        if lang in _SCAN_HEAD_BEFORE:
+            window = _CLAUSE_END.split(text[max(0, start - width):start])[-1]
+        else:
+            window = _CLAUSE_END.split(text[end:end + width])[0]
+        return frozenset(content_units(window, lang))
+    minimum = 2 if lang == "ko" else 3
+    before = [w for w in _SPACED_WORD.findall(_CLAUSE_END.split(text[max(0, start - 80):start])[-1]) if len(w) >= minimum]
+    after = [w for w in _SPACED_WORD.findall(_CLAUSE_END.split(text[end:end + 80])[0]) if len(w) >= minimum]
+    if lang in _HEAD_AFTER_WORDS:
+        # (the two words before: the verb and its object, "환승으로 보지 않습니다")
+        words = after[:1] if text[start:end] in _HEAD_AFTER_WORDS[lang] else before[-2:]
+    else:
+        words = before[-1:] + after[:1]
     return frozenset(content_units(" ".join(words), lang)) if words else frozenset()
 
 

@@ -199,7 +199,14 @@ def implies_negation(text: str, lang: str) -> bool:
     return pattern is not None and pattern.search(norm(text, lang)) is not None
 
 
-_WINDOW_WORD = regex.compile(r"[\p{L}\p{M}\p{N}]+", regex.V1)
+# (a zero-width non-joiner is inside a word: Persian "دانش\u200cآموزان")
+_WINDOW_WORD = regex.compile(r"[\p{L}\p{M}\p{N}]+(?:\u200c[\p{L}\p{M}\p{N}]+)*", regex.V1)
+
+
+def implicit_words(text: str, lang: str) -> frozenset[str]:
+    """The lexicon's ``implicit_negations`` that ``text`` holds (normalised)."""
+    pattern = _implicit_pattern(lang)
+    return frozenset(m.group() for m in pattern.finditer(norm(text, lang))) if pattern is not None else frozenset()
 
 
 def _implied_near(scope: frozenset[str], aligned: str, lang: str) -> bool:
@@ -318,10 +325,16 @@ def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str,
             # ("you cannot take a full-size bike ..." for "full-size bicycles are not allowed ..."), is
             # that sentence's; so is one the passage sentence states without a negation word, next to
             # what the sentence negates ("pupils pay nothing" for "membership is free for pupils")
+            # ... and so is the consequence of an exclusion the sentence restates with the passage
+            # sentence's own implicit word, when it does not negate that word ("空港連絡バスは対象外
+            # なので、パスでは乗れません" for "空港連絡バスと深夜バスは対象外となります"; but "the
+            # card is not free" for "the card is free" negates "free")
             negates = states_negation(aligned, lang)
+            shared = [frozenset(content_units(w, lang)) for w in implicit_words(text, lang) & implicit_words(aligned, lang)]
             checks = [FactCheck("negation", c.text, True)
                       if c.kind == "negation" and not c.supported and
-                      (negates or _implied_near(frozenset(c.text.split()), aligned, lang)) else c for c in checks]
+                      (negates or any(not (w & frozenset(c.text.split())) for w in shared) or
+                       _implied_near(frozenset(c.text.split()), aligned, lang)) else c for c in checks]
         if aligned and not refusal:
             checks += _comparison_checks(text, aligned, lang, evidence)
         missing = tuple(c for c in checks if not c.supported)

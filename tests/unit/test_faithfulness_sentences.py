@@ -451,3 +451,39 @@ def test_a_bound_is_read_against_the_passage_sentence_with_its_number() -> None:
     (v,) = sentence_verdicts("Apply at least 6 months before the card expires, online or at any civil registry office.",
                              p, "en")
     assert [c.text for c in v.missing if c.kind == "comparison"] == ["at least"]
+
+
+def _missing_kinds(answer: str, passage: str, lang: str) -> set[str]:
+    return {c.kind for v in sentence_verdicts(answer, (Passage("p1", passage),), lang) for c in v.missing}
+
+
+def test_a_korean_negation_negates_the_words_before_it_not_the_verb_after() -> None:
+    # "약정 없이 가입할 수": *without a contract* one can join; an answer about joining in time for a
+    # discount drops no negation
+    p = ("남은 데이터는 다음 달로 이월되지 않습니다. 약정 없이 가입할 수 있으며, 2025년 3월 31일까지 가입한 "
+         "고객에게는 첫 3개월 동안 월 요금 50% 할인이 적용됩니다.")
+    assert "dropped_negation" not in _missing_kinds(
+        "2025년 3월 31일까지 가입하면 첫 3개월 동안 월 요금을 50% 할인받을 수 있습니다.", p, "ko")
+    # "환승으로 보지 않습니다" (not counted as a transfer) restated as counted: dropped
+    p = "같은 번호의 버스에 다시 타는 경우는 환승으로 보지 않습니다."
+    assert "dropped_negation" in _missing_kinds("같은 번호의 버스에 다시 타는 경우도 환승으로 인정됩니다.", p, "ko")
+
+
+def test_a_chinese_negation_negates_what_follows_it() -> None:
+    p = "副卡与主卡共享套餐内的流量和通话分钟，副卡不单独享有套餐内容。"
+    # sharing the plan with the main card is the passage's positive clause: nothing dropped
+    assert "dropped_negation" not in _missing_kinds("可以，副卡和主卡共享套餐内的流量和通话分钟。", p, "zh")
+    # "不单独享有" stated as "单独享有": dropped
+    assert "dropped_negation" in _missing_kinds("副卡单独享有套餐内容。", p, "zh")
+
+
+def test_a_negation_that_follows_from_the_passage_s_own_exclusion_word_is_supported() -> None:
+    p = "敬老パスは市営バス全路線で使えます。ただし、空港連絡バスと深夜バスは対象外となります。"
+    assert not _missing_kinds("空港連絡バスは対象外なので、パスでは乗れません。", p, "ja")
+    # (a negation of the exclusion word itself is not: "Kirjastokortti ei ole maksuton" above)
+
+
+def test_a_persian_word_with_a_zero_width_non_joiner_is_one_word_near_an_implicit_negation() -> None:
+    p = "عضویت در کتابخانه‌های عمومی شهر نیکان برای دانش‌آموزان رایگان است."
+    answer = "شما به‌عنوان دانش‌آموز برای عضویت در کتابخانه‌های عمومی نیکان هزینه‌ای نمی‌پردازید."
+    assert "negation" not in _missing_kinds(answer, p, "fa")
