@@ -117,6 +117,11 @@ class Lexicon:
     # words about the source or the answer's framing ("passages", "based", "according", "In short"),
     # not content: read by metrics.verdicts, which leaves their units out of a sentence's coverage
     source_words: tuple[str, ...] = ()
+    # verbs of saying about a text ("mention", "specify", "記載", "kerrota"): negated next to a
+    # negation, the sentence declines ("they don't mention ...", "ei kerrota"); read by
+    # metrics.verdicts. A word of four characters or more also matches as a prefix ("specif"), and
+    # inside a negated word (Swahili "hayaelezi"; so no "taji": it is inside "huhitaji", need not).
+    speech_verbs: tuple[str, ...] = ()
     # yes/no reply words ("No,", "Nein,", "いいえ、"): at a sentence's start before punctuation they
     # answer the question and are not a negation fact of their own (the clause after them is checked)
     reply_negations: tuple[str, ...] = ()
@@ -185,6 +190,7 @@ def lexicon(lang: str) -> Lexicon:
         refusals=tuple(n(w) for w in data.get("refusals", [])),
         comparisons=_directions(data.get("comparisons", [[], []]), n),
         source_words=tuple(n(w) for w in data.get("source_words", [])),
+        speech_verbs=tuple(n(w) for w in data.get("speech_verbs", [])),
         reply_negations=tuple(sorted((n(w) for w in data.get("reply_negations", [])), key=len, reverse=True)),
         not_names=frozenset(n(w) for w in data.get("not_names", [])),
         implicit_negations=tuple(n(w) for w in data.get("implicit_negations", [])),
@@ -883,6 +889,11 @@ def _negation_sites(t: str, lex: Lexicon) -> list[tuple[frozenset[str], str, int
             text = text[:start] + " " * len(marker) + text[end:]
             start = text.find(marker, end)
     return out
+
+
+def negation_sites(t: str, lang: str) -> list[tuple[frozenset[str], str, int, int]]:
+    """Each negation of the normalised text ``t`` in ``lang``: (scope units, the text read, start, end)."""
+    return _negation_sites(t, lexicon(lang))
 
 
 def _scope_units(text: str, lang: str) -> frozenset[str]:

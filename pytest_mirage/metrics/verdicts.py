@@ -59,7 +59,15 @@ from ..text.tokenize import content_units, split_sentences
 from .analysis import PER_TEXT_CACHES, of
 from .base import NotApplicable, Sample
 from .common import raw_answer
-from .facts import FactCheck, check_sentences, facts_of, lexicon, norm, states_negation
+from .facts import (
+    FactCheck,
+    check_sentences,
+    facts_of,
+    lexicon,
+    negation_sites,
+    norm,
+    states_negation,
+)
 
 COVERAGE_MIN = 0.5  # below this share of its units in its evidence a sentence is baseless
 WHOLE_ALIGNMENT = 1.0  # a sentence all of whose units are in its best-aligned passage sentence
@@ -176,9 +184,39 @@ def _refusal_pattern(lang: str) -> regex.Pattern[str] | None:
 
 def is_refusal(text: str, lang: str) -> bool:
     """Whether ``text`` (one sentence) declines to answer: it holds a refusal phrase of ``lang`` or
-    of English (normalised as the facts are)."""
+    of English (normalised as the facts are), or negates a verb of saying (the lexicon's
+    ``speech_verbs``) next to a negation: "they don't go into X", "ei kerrota", "kò sọ",
+    "hayaelezi", "记载" after "没有" (see :func:`negates_speech`)."""
     pattern = _refusal_pattern(lang)
-    return pattern is not None and pattern.search(norm(text, lang)) is not None
+    t = norm(text, lang)
+    return (pattern is not None and pattern.search(t) is not None) or negates_speech(t, lang)
+
+
+def _speech_word(w: str, verbs: Sequence[str]) -> bool:
+    return any(w == v or (len(v) >= 4 and w.startswith(v)) for v in verbs)
+
+
+def negates_speech(t: str, lang: str) -> bool:
+    """Whether the normalised sentence ``t`` has a negation with a verb of saying about a text within
+    three words of it (ten characters in scripts without spaces), or inside the negated word itself
+    (Swahili ``hayaelezi``, ``haijatajwa``): the sentence says what its sources do not state."""
+    lex = lexicon(lang)
+    verbs = lex.speech_verbs
+    if not verbs:
+        return False
+    for _scope, text, start, end in negation_sites(t, lang):
+        if lex.scan:
+            window = text[max(0, start - 10):end + 10]
+            if any(v in window for v in verbs):
+                return True
+            continue
+        word = text[start:end]
+        if any(len(v) >= 4 and v in word for v in verbs):
+            return True
+        near = _WINDOW_WORD.findall(text[max(0, start - 60):start])[-3:] + _WINDOW_WORD.findall(text[end:end + 60])[:3]
+        if any(_speech_word(w, verbs) for w in near):
+            return True
+    return False
 
 
 @lru_cache(maxsize=64)
@@ -308,7 +346,7 @@ def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str,
         # passages do not say whether Wiki Bomba works abroad")
         refusal = declines and not any(
             (c.kind in ("number", "month") or (c.kind in ("name", "quote") and c.supported)) and
-            not (asked and c.text in asked) for c in checks)
+            not (asked and _asked(c.text, asked)) for c in checks)
         if aligned and any(c.kind == "dropped_negation" for c in checks) and not states_negation(aligned, lang):
             # its best-aligned passage sentence negates nothing: the sentence restates that sentence,
             # not a negated one it shares words with (km "...ប្រតិបត្តិករ...បាន..." beside
@@ -362,6 +400,15 @@ def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str,
 
 _COLONS = (":", "：", "៖")
 _KEY_VALUE = regex.compile(r"^([^:：៖\n]{1,40})[:：៖]\s*(\S.*)$", regex.DOTALL)
+
+
+def _asked(fact: str, asked: str) -> bool:
+    """Whether the question (normalised) holds ``fact``, a name as it is inflected there included: a
+    word of the question with the name's first five characters ("Карпова" for "Карпов",
+    "Helsingin" for "Helsingissä")."""
+    if fact in asked:
+        return True
+    return len(fact) >= 5 and regex.search(rf"(?<![\p{{L}}\p{{M}}]){regex.escape(fact[:5])}", asked) is not None
 
 
 def _value_of(text: str, lang: str) -> str:

@@ -487,3 +487,32 @@ def test_a_persian_word_with_a_zero_width_non_joiner_is_one_word_near_an_implici
     p = "عضویت در کتابخانه‌های عمومی شهر نیکان برای دانش‌آموزان رایگان است."
     answer = "شما به‌عنوان دانش‌آموز برای عضویت در کتابخانه‌های عمومی نیکان هزینه‌ای نمی‌پردازید."
     assert "negation" not in _missing_kinds(answer, p, "fa")
+
+
+@pytest.mark.parametrize(("sentence", "lang", "question"), [
+    # a negated verb of saying about the sources declines, in words no refusal phrase lists
+    ("They don't go into detail about refunds for cancelled flights.", "en", ""),
+    ("Annetuissa teksteissä ei kerrota Helsingin asukasmäärää, joten en pysty vastaamaan.", "fi",
+     "Kuinka paljon asukkaita Helsingissä oli, kun siitä tuli pääkaupunki?"),
+    ("Taarifa nilizopewa hazielezi kama kuna ada ya kutuma maombi.", "sw", ""),
+    ("Mi ò rí ìdáhùn nínú àwọn àyọkà, nítorí pé wọn kò sọ nǹkan kan nípa ẹ̀bùn owó ẹ̀kọ́.", "yo", ""),
+    ("资料里没有记载停车收费的标准。", "zh", ""),
+    # a name of the question, inflected, does not make it an answer ("Карпова" for "Карпов")
+    ("В приведённых текстах ничего не говорится о матчах Карпова и Каспарова после 1985 года.", "ru",
+     "Где и когда Карпов и Каспаров сыграли свой следующий матч после 1985 года?"),
+])
+def test_a_sentence_that_negates_a_verb_of_saying_about_the_sources_is_a_refusal(sentence: str, lang: str,
+                                                                               question: str) -> None:
+    p = (Passage("p1", "Some unrelated passage text about opening hours, 9:00 to 17:00."),)
+    assert [v.verdict for v in sentence_verdicts(sentence, p, lang, question)] == ["refusal"]
+
+
+@pytest.mark.parametrize(("sentence", "lang"), [
+    ("The documents do not need to be notarised.", "en"),   # a source noun, no verb of saying
+    ("The fee does not include parking.", "en"),
+    ("Kirjastokortti ei ole maksuton.", "fi"),
+    ("The passages do not mention it, but it costs $5.", "en"),  # hedged: a number answers after all
+])
+def test_a_negation_without_a_verb_of_saying_or_with_an_answer_is_no_refusal(sentence: str, lang: str) -> None:
+    p = (Passage("p1", "Kirjastokortti on maksuton. The documents must be notarised."),)
+    assert "refusal" not in [v.verdict for v in sentence_verdicts(sentence, p, lang)]
