@@ -70,7 +70,6 @@ from .facts import (
 )
 
 COVERAGE_MIN = 0.5  # below this share of its units in its evidence a sentence is baseless
-WHOLE_ALIGNMENT = 1.0  # a sentence all of whose units are in its best-aligned passage sentence
 SHORT_UNITS = 3  # a sentence of at most this many units and no fact has nothing to check
 # a negation of a sentence with at least this share of its units in one passage sentence that
 # negates is that sentence's negation, stated with other words
