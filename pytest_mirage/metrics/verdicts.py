@@ -201,7 +201,9 @@ def negates_speech(t: str, lang: str) -> bool:
     (Swahili ``hayaelezi``, ``haijatajwa``): the sentence says what its sources do not state."""
     lex = lexicon(lang)
     verbs = lex.speech_verbs
-    if not verbs:
+    # (a verb of saying is a substring wherever it matches: most sentences hold none, and then their
+    # negations, which the fact check has read already, need not be read again)
+    if not any(v in t for v in verbs):
         return False
     for _scope, text, start, end in negation_sites(t, lang):
         if lex.scan:
@@ -212,8 +214,7 @@ def negates_speech(t: str, lang: str) -> bool:
         word = text[start:end]
         if any(len(v) >= 4 and v in word for v in verbs):
             return True
-        near = _WINDOW_WORD.findall(text[max(0, start - 60):start])[-3:] + _WINDOW_WORD.findall(text[end:end + 60])[:3]
-        if any(_speech_word(w, verbs) for w in near):
+        if any(_speech_word(w, verbs) for w in _words_around(text, start, end)):
             return True
     return False
 
@@ -240,6 +241,13 @@ def implies_negation(text: str, lang: str) -> bool:
 _WINDOW_WORD = regex.compile(r"[\p{L}\p{M}\p{N}]+(?:\u200c[\p{L}\p{M}\p{N}]+)*", regex.V1)
 
 
+def _words_around(text: str, start: int, end: int, n: int = 3) -> list[str]:
+    """The ``n`` words before ``text[start:end]`` and the ``n`` after it (scripts with spaces)."""
+    words: list[str] = _WINDOW_WORD.findall(text[max(0, start - 60):start])[-n:] + \
+        _WINDOW_WORD.findall(text[end:end + 60])[:n]
+    return words
+
+
 def implicit_words(text: str, lang: str) -> frozenset[str]:
     """The lexicon's ``implicit_negations`` that ``text`` holds (normalised)."""
     pattern = _implicit_pattern(lang)
@@ -259,8 +267,7 @@ def _implied_near(scope: frozenset[str], aligned: str, lang: str) -> bool:
         if lang in _SCAN_LANGS:
             window = t[max(0, m.start() - 8):m.start()] + " " + t[m.end():m.end() + 8]
         else:
-            window = " ".join(_WINDOW_WORD.findall(t[max(0, m.start() - 60):m.start()])[-3:] +
-                              _WINDOW_WORD.findall(t[m.end():m.end() + 60])[:3])
+            window = " ".join(_words_around(t, m.start(), m.end()))
         near = frozenset(content_units(window, lang))
         if scope & near and not (frozenset(content_units(m.group(), lang)) & scope):
             return True
