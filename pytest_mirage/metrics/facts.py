@@ -122,6 +122,14 @@ class Lexicon:
     # metrics.verdicts. A word of four characters or more also matches as a prefix ("specif"), and
     # inside a negated word (Swahili "hayaelezi"; so no "taji": it is inside "huhitaji", need not).
     speech_verbs: tuple[str, ...] = ()
+    # verbs of finding or seeing, in the forms a reader uses of what they searched ("see", "finde",
+    # "encontré", "sijaona", "見当たり", "找到", "ឃើញ"): negated, read like the speech verbs ("I don't
+    # see anything about parking", "N kò rí", "រកមិនឃើញ"); no bare "found" ("is not found in nature")
+    find_verbs: tuple[str, ...] = ()
+    # words that suggest asking someone else ("contact", "kannattaa kysyä", "建议", "문의"): beside a
+    # refusal, a sentence with one and no unsupported fact is framing, not a claim (metrics.verdicts);
+    # a trailing "-" makes a word a stem ("문의-")
+    advice_words: tuple[str, ...] = ()
     # yes/no reply words ("No,", "Nein,", "いいえ、"): at a sentence's start before punctuation they
     # answer the question and are not a negation fact of their own (the clause after them is checked)
     reply_negations: tuple[str, ...] = ()
@@ -191,6 +199,8 @@ def lexicon(lang: str) -> Lexicon:
         comparisons=_directions(data.get("comparisons", [[], []]), n),
         source_words=tuple(n(w) for w in data.get("source_words", [])),
         speech_verbs=tuple(n(w) for w in data.get("speech_verbs", [])),
+        find_verbs=tuple(n(w) for w in data.get("find_verbs", [])),
+        advice_words=tuple(n(w) for w in data.get("advice_words", [])),
         reply_negations=tuple(sorted((n(w) for w in data.get("reply_negations", [])), key=len, reverse=True)),
         not_names=frozenset(n(w) for w in data.get("not_names", [])),
         implicit_negations=tuple(n(w) for w in data.get("implicit_negations", [])),

@@ -6,7 +6,9 @@ does (citation markers belong to the sentence they follow; list markers such as 
 
 * ``refusal``: the sentence declines to answer (``Unable to answer based on given passages.``,
   ``回答できません``, ...: the ``refusals`` phrases of ``metrics/lexicon/LANG.json`` in 19 languages,
-  and the English ones in every language). Not a hallucination, and not evidence of faithfulness;
+  and the English ones in every language; or a negation next to a verb of saying about a text,
+  ``speech_verbs``, or of finding it, ``find_verbs``: "they don't mention", "I don't see anything
+  about", "N kò rí", "រកមិនឃើញ"). Not a hallucination, and not evidence of faithfulness;
 * ``no_content``: nothing to check (no content unit; or at most :data:`SHORT_UNITS` units and no
   fact beside a longer sentence, e.g. ``Yes.``, ``In short:``; a short answer alone is checked);
 * ``unsupported``: a fact of the sentence (number, date, name, quote, negation, comparison) is in
@@ -28,7 +30,10 @@ supported when the sentence restates (:data:`NEGATION_ALIGNMENT`) a passage sent
 or one that states the negation with an implicit word (``free``, ``only``, ``closed``:
 ``implicit_negations``) next to what the sentence negates; a dropped negation counts only when the
 aligned passage sentence negates, and not when the sentence states it with an implicit word of its
-own. A refusal may repeat the question's names and numbers.
+own. A refusal may repeat the question's names and numbers, and the word for one or two that no
+passage states ("两份须知都没有提到": it counts the sources). Beside a refusal, a sentence that
+suggests whom to ask (``advice_words``: "I'd suggest contacting the organisers") and has no
+unsupported fact is ``no_content``: framing, as the refusal is.
 
 The answer-level score ``support_sentences`` (see :func:`sentence_score`) is driven by the weakest
 sentence. Each checkable sentence (supported or unsupported) scores
@@ -200,7 +205,7 @@ def negates_speech(t: str, lang: str) -> bool:
     three words of it (ten characters in scripts without spaces), or inside the negated word itself
     (Swahili ``hayaelezi``, ``haijatajwa``): the sentence says what its sources do not state."""
     lex = lexicon(lang)
-    verbs = lex.speech_verbs
+    verbs = lex.speech_verbs + lex.find_verbs
     # (a verb of saying is a substring wherever it matches: most sentences hold none, and then their
     # negations, which the fact check has read already, need not be read again)
     if not any(v in t for v in verbs):
@@ -217,6 +222,25 @@ def negates_speech(t: str, lang: str) -> bool:
         if any(_speech_word(w, verbs) for w in _words_around(text, start, end)):
             return True
     return False
+
+
+def is_advice(text: str, lang: str) -> bool:
+    """Whether ``text`` (one sentence) suggests asking someone else: it holds one of the lexicon's
+    ``advice_words`` ("I'd suggest contacting the organisers", "Asiaa kannattaa kysyä", "建议直接联系").
+    A word of four characters or more also matches as a prefix, as does one written with a trailing
+    ``-`` (Korean stems: "문의-" for "문의해", "문의하시는"); a phrase with a space, and any word in
+    scripts without spaces, as a substring."""
+    words = lexicon(lang).advice_words
+    if not words:
+        return False
+    t = norm(text, lang)
+    if lang in _SCAN_LANGS:
+        return any(w.rstrip("-") in t for w in words)
+    if any(" " in w and w in t for w in words):
+        return True
+    single = [w for w in words if " " not in w and not w.endswith("-")]
+    stems = tuple(w[:-1] for w in words if w.endswith("-"))
+    return any(_speech_word(w, single) or w.startswith(stems) for w in _WINDOW_WORD.findall(t))
 
 
 @lru_cache(maxsize=64)
@@ -352,7 +376,7 @@ def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str,
         # passages do not say whether Wiki Bomba works abroad")
         refusal = declines and not any(
             (c.kind in ("number", "month") or (c.kind in ("name", "quote") and c.supported)) and
-            not (asked and _asked(c.text, asked)) for c in checks)
+            not (asked and _asked(c.text, asked)) and not _counts_sources(c, lang) for c in checks)
         if aligned and any(c.kind == "dropped_negation" for c in checks) and not states_negation(aligned, lang):
             # its best-aligned passage sentence negates nothing: the sentence restates that sentence,
             # not a negated one it shares words with (km "...ប្រតិបត្តិករ...បាន..." beside
@@ -401,6 +425,13 @@ def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str,
         # it is the answer, and is checked
         out = [_finish(_decide(v, "unsupported" if v.missing or v.coverage < COVERAGE_MIN else "supported"), False)
                if v.verdict == "no_content" and v.length else v for v in out]
+    if any(v.verdict == "refusal" for v in out):
+        # beside a refusal, a suggestion of whom to ask ("I'd suggest contacting the organisers
+        # directly") is framing, as the refusal is; one with an unsupported fact (a phone number, a
+        # name no passage has) is still checked
+        out = [_finish(_decide(v, "no_content"), False)
+               if v.checkable and not v.missing and not (v.invalid and not v.cited) and is_advice(v.text, lang)
+               else v for v in out]
     return tuple(out)
 
 
@@ -415,6 +446,15 @@ def _asked(fact: str, asked: str) -> bool:
     if fact in asked:
         return True
     return len(fact) >= 5 and regex.search(rf"(?<![\p{{L}}\p{{M}}]){regex.escape(fact[:5])}", asked) is not None
+
+
+def _counts_sources(c: FactCheck, lang: str) -> bool:
+    """A number of a refusal that is the word for one or two and no passage has ("两份须知都没有提到",
+    "ఈ రెండు విషయాల", "neither of the two documents"): it counts the sources or the asked points and
+    states no value (digits, larger number words and one the passages state, "only that it takes
+    two weeks", still make the sentence an answer)."""
+    entry = lexicon(lang).words.get(c.text) if c.kind == "number" and not c.supported else None
+    return entry is not None and entry.kind == "num" and entry.value <= 2
 
 
 def _value_of(text: str, lang: str) -> str:

@@ -516,3 +516,68 @@ def test_a_sentence_that_negates_a_verb_of_saying_about_the_sources_is_a_refusal
 def test_a_negation_without_a_verb_of_saying_or_with_an_answer_is_no_refusal(sentence: str, lang: str) -> None:
     p = (Passage("p1", "Kirjastokortti on maksuton. The documents must be notarised."),)
     assert "refusal" not in [v.verdict for v in sentence_verdicts(sentence, p, lang)]
+
+
+@pytest.mark.parametrize(("sentence", "lang"), [
+    # a negated verb of finding or seeing, in the reader's own words, declines too
+    ("I don't see anything about parking in the race guide you shared.", "en"),
+    ("Eso no aparece en lo que me has pasado, así que no sabría decirte si hay duchas.", "es"),
+    ("Je ne vois aucune mention du wifi dans les documents que vous m'avez transmis.", "fr"),
+    ("Dazu steht in den Mietbedingungen nichts, ob Fahrten ins Ausland erlaubt sind, lässt sich daraus nicht ablesen.",
+     "de"),
+    ("माफ़ कीजिए, खाने के बारे में मेरे पास मौजूद सामग्री में कुछ नहीं लिखा है।", "hi"),
+    ("Samahani, sijaona popote katika maandiko haya yanayozungumzia kisukari.", "sw"),
+    ("N kò rí ohunkóhun tó sọ nípa ẹ̀kọ́ fún àwọn tí kì í jẹ ẹran nínú ohun tí mo ní lọ́wọ́.", "yo"),
+    ("សូមអភ័យទោស ខ្ញុំរកមិនឃើញព័ត៌មានអំពីការតាមដានកញ្ចប់តាមអនឡាញទេ។", "km"),
+    ("샤워실에 관한 내용은 제가 가진 자료에서 찾을 수 없었습니다.", "ko"),
+    # "two" that counts the sources (no passage states it) states no value
+    ("这一点我没法从现有材料里确认，两份须知都没有提到存包服务。", "zh"),
+    ("ఈ రెండు విషయాల గురించి మీరు పంచుకున్న సమాచారంలో నాకు ఎలాంటి వివరాలు కనిపించలేదు.", "te"),
+])
+def test_a_sentence_that_negates_a_verb_of_finding_is_a_refusal(sentence: str, lang: str) -> None:
+    p = (Passage("p1", "Some unrelated passage text about opening hours, 9:00 to 17:00."),)
+    assert [v.verdict for v in sentence_verdicts(sentence, p, lang)] == ["refusal"]
+
+
+@pytest.mark.parametrize(("sentence", "lang"), [
+    ("Helium is not found in the passages' list of banned items, and it costs $5.", "en"),
+    ("Helium is not found in nature as a free gas here.", "en"),  # no bare "found": a fact about the world
+    ("El servicio no se encuentra disponible los domingos.", "es"),  # "se encuentra": is, not "I find"
+    # a number word the passages state answers after all ("only that it takes two weeks")
+    ("در آنچه فرستاده‌اید مبلغی ذکر نشده است؛ فقط آمده که جوابش حدود دو هفته طول می‌کشد", "fa"),
+])
+def test_a_negated_finding_with_an_answer_or_about_the_world_is_no_refusal(sentence: str, lang: str) -> None:
+    p = (Passage("p1", "Helium is a noble gas. El servicio abre de lunes a sábado. جواب آزمایش حدود دو هفته طول می‌کشد."),)
+    assert "refusal" not in [v.verdict for v in sentence_verdicts(sentence, p, lang)]
+
+
+def _advice_case(lang: str) -> tuple[str, tuple[Passage, ...]]:
+    answers = {
+        "en": "I couldn't find anything about parking in the guide you shared. "
+              "I'd suggest contacting the race organisers directly to ask about it.",
+        "km": "សុំទោស អត្ថបទដែលអ្នកផ្ដល់ឲ្យមិនបាននិយាយពីកន្លែងផ្ញើកាបូបទេ។ "
+              "សូមសាកសួរគណៈកម្មការរៀបចំការប្រណាំងដោយផ្ទាល់ ដើម្បីទទួលបានចម្លើយច្បាស់លាស់។",
+        "ko": "샤워실에 관한 내용은 제가 가진 자료에서 찾을 수 없었습니다. "
+              "편의시설은 관리사무소에 직접 문의해 보시는 것이 가장 정확할 것 같습니다.",
+        "ru": "Про выезд за границу в условиях ничего не сказано. Этот момент лучше уточнить у сотрудников компании.",
+    }
+    return answers[lang], (Passage("p1", "The first wave leaves Harbour Park at 7:30 a.m. on Sunday."),)
+
+
+@pytest.mark.parametrize("lang", ["en", "km", "ko", "ru"])
+def test_a_suggestion_of_whom_to_ask_beside_a_refusal_is_framing(lang: str) -> None:
+    answer, passages = _advice_case(lang)
+    verdicts = sentence_verdicts(answer, passages, lang)
+    assert [v.verdict for v in verdicts] == ["refusal", "no_content"]
+    mv = REG.compute(sample(answer, passages, lang), ["refusal", "faithfulness"])
+    assert mv.values["refusal"] == 1.0 and mv.values["faithfulness"] is None
+
+
+def test_a_suggestion_with_an_unsupported_fact_or_without_a_refusal_is_checked() -> None:
+    passages = (Passage("p1", "The first wave leaves Harbour Park at 7:30 a.m. on Sunday."),)
+    # a phone number no passage holds is a claim, refusal or not
+    answer = "I couldn't find anything about parking in the guide. I'd suggest calling the organisers on 555-0199."
+    assert [v.verdict for v in sentence_verdicts(answer, passages, "en")] == ["refusal", "unsupported"]
+    # without a refusal, advice is an answer sentence like any other
+    answer = "The first wave leaves Harbour Park at 7:30 a.m. I'd suggest contacting the organisers about parking."
+    assert [v.verdict for v in sentence_verdicts(answer, passages, "en")][1] == "unsupported"
