@@ -1305,6 +1305,27 @@ def _number_held(n: NumberFact, ev: Evidence) -> bool:
     return any(not _evidence_numbers(t, lang)[0].isdisjoint(values) for t in texts)
 
 
+def _derived(n: NumberFact, supported: Sequence[NumberFact]) -> bool:
+    """The sentence computes ``n`` from two numbers it states that its evidence supports
+    (``supported``): their sum, difference or product ("10 rupees for the first half hour and 15
+    for the next, so 25 an hour"; "1.5 yuan for the first 30 minutes, 1 more per 15, so 2.5 for
+    45"). A value of 0, 1 or 2 is never derived (too many pairs make it), nor from a zero, nor from
+    or as a number with two readings; a value no two supported numbers make (a changed total) stays
+    unsupported."""
+    # (only numbers with one reading: "8,000" is also 8 where a comma is a decimal mark, and 18 = 8 + 10)
+    others = [v for m in supported if m is not n and len(m.values) == 1 for v in m.values if v == v and v != 0]
+    if len(others) < 2 or len(n.values) != 1:
+        return False
+    for v in n.values:
+        if v != v or v in (0, 1, 2):
+            continue
+        for i, a in enumerate(others):
+            for b in others[i + 1:]:
+                if _close(v, a + b) or _close(v, abs(a - b)) or _close(v, a * b):
+                    return True
+    return False
+
+
 def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
 
@@ -1431,7 +1452,9 @@ def _check_sentence(f: Facts, ev: Evidence) -> list[FactCheck]:
     # union is membership in one of its parts, and a string without a newline is in the passages
     # joined by newlines exactly when it is in one of them. Only a fact none of them holds as such
     # takes the whole-evidence test (which then reads every passage, as before).
-    out = [FactCheck("number", n.text, _number_held(n, ev) or _number_supported(n, ev)) for n in f.numbers]
+    held = [_number_held(n, ev) or _number_supported(n, ev) for n in f.numbers]
+    out = [FactCheck("number", n.text, ok or _derived(n, [m for m, m_ok in zip(f.numbers, held, strict=True) if m_ok]))
+           for n, ok in zip(f.numbers, held, strict=True)]
     out += [FactCheck("month", str(m), any(m in p[1] for p in ev.number_parts())) for m in f.months]
     out += [FactCheck("name", n, _name_held(n, ev) or _name_supported(n, ev)) for n in f.names]
     out += [FactCheck("quote", q, any(q in t for t in ev.text_parts()) if q and "\n" not in q else q in ev.text)

@@ -581,3 +581,41 @@ def test_a_suggestion_with_an_unsupported_fact_or_without_a_refusal_is_checked()
     # without a refusal, advice is an answer sentence like any other
     answer = "The first wave leaves Harbour Park at 7:30 a.m. I'd suggest contacting the organisers about parking."
     assert [v.verdict for v in sentence_verdicts(answer, passages, "en")][1] == "unsupported"
+
+
+def _missing_numbers(answer: str, passage: str, lang: str, question: str = "") -> list[str]:
+    return [c.text for v in sentence_verdicts(answer, (Passage("p1", passage),), lang, question)
+            for c in v.missing if c.kind == "number"]
+
+
+@pytest.mark.parametrize(("answer", "passage", "lang"), [
+    # a total the sentence computes from two numbers the passage states
+    ("సాధారణ సైకిల్‌కు మొదటి అరగంటకు 10 రూపాయలు, తర్వాతి అరగంటకు 15 రూపాయలు, అంటే గంటకు 25 రూపాయలు.",
+     "సాధారణ సైకిల్‌కు మొదటి అరగంటకు 10 రూపాయలు, ఆ తర్వాతి ప్రతి అరగంటకు 15 రూపాయలు వసూలు చేస్తారు.", "te"),
+    ("起步价1.5元包含前30分钟，之后每15分钟加收1元，所以骑45分钟一共是2.5元。",
+     "起步价1.5元，包含前30分钟；超出后每15分钟加收1元。", "zh"),
+    ("The rate is $5 per hour, so four hours cost $20.", "Parking costs $5 per hour, for at most four hours.", "en"),
+])
+def test_a_number_the_sentence_computes_from_supported_numbers_is_supported(answer: str, passage: str,
+                                                                            lang: str) -> None:
+    assert _missing_numbers(answer, passage, lang) == []
+
+
+def test_a_changed_total_or_one_from_ambiguous_numbers_stays_unsupported() -> None:
+    p = "The first half hour costs 10 rupees and each further half hour 15 rupees."
+    assert _missing_numbers("10 rupees for the first half hour and 15 for the next, so 30 an hour.", p, "en") == ["30"]
+    # 18 = 8 + 10 only if "8,000" is read as 8 (a decimal comma): no derivation from a number with two readings
+    p = "Registration costs ₦15,000 for the 42 km race and ₦8,000 for the 10 km race."
+    assert "18,000" in _missing_numbers("Registration costs ₦18,000 for the 42 km race and ₦8,000 for the 10 km race.",
+                                        p, "en")
+    # 2 is never derived (3 - 1)
+    assert _missing_numbers("From 1 to 3 nights, the 2nd night is free.", "Stays of 1 to 3 nights.", "en") == ["2"]
+
+
+def test_a_number_of_the_question_is_the_question_s() -> None:
+    p = "笔试和口试都需要达到60分才算合格。"
+    answer = "您的口试55分没有达到60分的合格线。"
+    assert _missing_numbers(answer, p, "zh") == ["55"]
+    assert _missing_numbers(answer, p, "zh", "我笔试75分、口试55分，能拿到证书吗？") == []
+    # a number neither the passage nor the question states is still unsupported
+    assert _missing_numbers("您的口试50分没有达到60分的合格线。", p, "zh", "我笔试75分、口试55分，能拿到证书吗？") == ["50"]
