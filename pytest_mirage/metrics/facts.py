@@ -1070,6 +1070,12 @@ def facts_of(text: str, lang: str) -> Facts:
     return _facts(text, lang, evidence=True)
 
 
+def stated_values(text: str, lang: str) -> frozenset[float]:
+    """The values of the numbers ``text`` states, read as an answer sentence's are (cached); a number
+    with two readings ("8,000": 8000, or 8 with a decimal comma) gives none."""
+    return frozenset(v for n in _sentence_facts(text, lang).numbers if len(n.values) == 1 for v in n.values if v == v)
+
+
 def states_negation(text: str, lang: str) -> bool:
     """Whether ``text`` (one sentence) holds a negation, by the rules of the answer side."""
     return bool(_sentence_facts(text, lang).negations)

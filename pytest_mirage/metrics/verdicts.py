@@ -71,6 +71,7 @@ from .facts import (
     lexicon,
     negation_sites,
     norm,
+    stated_values,
     states_negation,
 )
 
@@ -352,7 +353,7 @@ def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str,
     a refusal may repeat its numbers ("nothing about COVID-19 vaccines") and still decline."""
     by_id = {p.id: p for p in passages}
     asked = norm(question, lang) if question else ""
-    asked_numbers = _values(question, lang) if question else frozenset()
+    asked_numbers = stated_values(question, lang) if question else frozenset()
     out: list[SentenceVerdict] = []
     for index, sf in enumerate(check_sentences(answer, passages, lang)):
         text = sf.text
@@ -370,7 +371,7 @@ def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str,
             # a number the user's question states ("my son is 10", "I scored 55") restated while
             # applying a rule to it is the question's, not invented
             checks = [FactCheck("number", c.text, True) if c.kind == "number" and not c.supported and
-                      _values(c.text, lang) & asked_numbers else c for c in checks]
+                      stated_values(c.text, lang) & asked_numbers else c for c in checks]
         declines = is_refusal(text, lang)
         if declines:  # its negation speaks of the passages ("does not specify"), not of the world
             checks = [c for c in checks if c.kind not in ("negation", "dropped_negation")]
@@ -452,11 +453,6 @@ def _asked(fact: str, asked: str) -> bool:
     if fact in asked:
         return True
     return len(fact) >= 5 and regex.search(rf"(?<![\p{{L}}\p{{M}}]){regex.escape(fact[:5])}", asked) is not None
-
-
-def _values(text: str, lang: str) -> frozenset[float]:
-    """The values of the numbers of ``text`` (one reading each: a number with two, "8,000", none)."""
-    return frozenset(v for n in facts_of(text, lang).numbers if len(n.values) == 1 for v in n.values if v == v)
 
 
 def _counts_sources(c: FactCheck, lang: str) -> bool:
