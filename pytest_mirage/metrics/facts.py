@@ -146,6 +146,16 @@ class Lexicon:
     # noun suffix ("-ung", "-karte"), is a common noun, not a name
     noun_determiners: frozenset[str] = frozenset()
     noun_suffixes: tuple[str, ...] = ()
+    # where the negated word stands, in languages whose negation has one side (see _heads):
+    # scripts without spaces: the characters after the negation (``不单独享有``), or before it with
+    # negation_head_before (Japanese ``行っておりません``), negation_head_chars of them (0: none
+    # read); scripts with spaces: the word before and the word after, or with negation_head_before
+    # the two words before (Korean ``환승으로 보지 않습니다``) except after negation_after_words, which
+    # precede what they negate (``안``/``못``); words shorter than negation_min_word are skipped
+    negation_head_chars: int = 0
+    negation_head_before: bool = False
+    negation_after_words: frozenset[str] = frozenset()
+    negation_min_word: int = 3
 
 
 def lexicon_path(lang: str) -> Any:
@@ -207,6 +217,10 @@ def lexicon(lang: str) -> Lexicon:
         bounds=_directions(data.get("bounds", [[], []]), n),
         noun_determiners=frozenset(n(w) for w in data.get("noun_determiners", [])),
         noun_suffixes=tuple(n(w) for w in data.get("noun_suffixes", [])),
+        negation_head_chars=int(data.get("negation_head_chars", 0)),
+        negation_head_before=bool(data.get("negation_head_before")),
+        negation_after_words=frozenset(n(w) for w in data.get("negation_after_words", [])),
+        negation_min_word=int(data.get("negation_min_word", 3)),
     )
 
 
@@ -806,31 +820,25 @@ class _PassageNegation:
         return self._heads
 
 
-# Where the negated word stands, in languages whose negation has one side: Korean ``않``/``없``/
-# ``아니``/``못하`` follow what they negate (``가입하지 않``, ``약정 없이``: a contract, not joining,
-# is what "without" negates; the verb and its object before ``않``), its words ``안``/``못`` precede it; Japanese negation follows the verb
-# (``開栓作業を行っておりません``); Chinese, Thai and Khmer negation precedes it (``不单独享有``).
-_HEAD_AFTER_WORDS = {"ko": frozenset({"안", "못"})}
-_SCAN_HEAD_BEFORE = frozenset({"ja"})
-_SCAN_HEAD_CHARS = {"ja": 6, "zh": 3, "th": 6, "km": 6}
-
-
 def _heads(text: str, start: int, end: int, lang: str) -> frozenset[str]:
-    if lexicon(lang).scan:
-        width = _SCAN_HEAD_CHARS.get(lang)
-        if width is None:
+    """The units of the words a negation negates (the lexicon's ``negation_head_*`` fields say
+    which side, per language)."""
+    lex = lexicon(lang)
+    if lex.scan:
+        width = lex.negation_head_chars
+        if not width:
             return frozenset()
-        if lang in _SCAN_HEAD_BEFORE:
+        if lex.negation_head_before:
             window = _CLAUSE_END.split(text[max(0, start - width):start])[-1]
         else:
             window = _CLAUSE_END.split(text[end:end + width])[0]
         return frozenset(content_units(window, lang))
-    minimum = 2 if lang == "ko" else 3
+    minimum = lex.negation_min_word
     before = [w for w in _SPACED_WORD.findall(_CLAUSE_END.split(text[max(0, start - 80):start])[-1]) if len(w) >= minimum]
     after = [w for w in _SPACED_WORD.findall(_CLAUSE_END.split(text[end:end + 80])[0]) if len(w) >= minimum]
-    if lang in _HEAD_AFTER_WORDS:
+    if lex.negation_head_before:
         # (the two words before: the verb and its object, "환승으로 보지 않습니다")
-        words = after[:1] if text[start:end] in _HEAD_AFTER_WORDS[lang] else before[-2:]
+        words = after[:1] if text[start:end] in lex.negation_after_words else before[-2:]
     else:
         words = before[-1:] + after[:1]
     return frozenset(content_units(" ".join(words), lang)) if words else frozenset()

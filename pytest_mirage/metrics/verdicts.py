@@ -173,7 +173,6 @@ _SPACED_BOUNDARY = r"(?<![\p{L}\p{M}\p{N}])"
 _END_BOUNDARY = r"(?![\p{L}\p{M}\p{N}])"
 # languages whose comparison words are whole words (the others inflect, or have no spaces: prefixes)
 _WHOLE_WORD_LANGS = frozenset({"en", "es", "fr", "id", "sw", "yo"})
-_SCAN_LANGS = frozenset({"ja", "zh", "th", "km"})
 
 
 @lru_cache(maxsize=64)
@@ -183,7 +182,7 @@ def _refusal_pattern(lang: str) -> regex.Pattern[str] | None:
         return None
     alternation = "|".join(regex.escape(p) for p in sorted(phrases, key=len, reverse=True))
     # a phrase starts a word (scripts without spaces: anywhere)
-    return regex.compile(rf"(?:{_SPACED_BOUNDARY}(?:{alternation}))" if lang not in _SCAN_LANGS
+    return regex.compile(rf"(?:{_SPACED_BOUNDARY}(?:{alternation}))" if not lexicon(lang).scan
                          else rf"(?:{alternation})", regex.V1)
 
 
@@ -235,7 +234,7 @@ def is_advice(text: str, lang: str) -> bool:
     if not words:
         return False
     t = norm(text, lang)
-    if lang in _SCAN_LANGS:
+    if lexicon(lang).scan:
         return any(w.rstrip("-") in t for w in words)
     if any(" " in w and w in t for w in words):
         return True
@@ -250,7 +249,7 @@ def _implicit_pattern(lang: str) -> regex.Pattern[str] | None:
     if not words:
         return None
     alternation = "|".join(regex.escape(w) for w in sorted(set(words), key=len, reverse=True))
-    if lang in _SCAN_LANGS:
+    if lexicon(lang).scan:
         return regex.compile(f"(?:{alternation})", regex.V1)
     return regex.compile(f"{_SPACED_BOUNDARY}(?:{alternation}){_END_BOUNDARY}", regex.V1)
 
@@ -289,7 +288,7 @@ def _implied_near(scope: frozenset[str], aligned: str, lang: str) -> bool:
         return False
     t = norm(aligned, lang)
     for m in pattern.finditer(t):
-        if lang in _SCAN_LANGS:
+        if lexicon(lang).scan:
             window = t[max(0, m.start() - 8):m.start()] + " " + t[m.end():m.end() + 8]
         else:
             window = " ".join(_words_around(t, m.start(), m.end()))
@@ -305,7 +304,7 @@ def _comparison_patterns(lang: str) -> tuple[regex.Pattern[str] | None, ...]:
         if not words:
             return None
         alternation = "|".join(regex.escape(w) for w in sorted(set(words), key=len, reverse=True))
-        start = "" if lang in _SCAN_LANGS else _SPACED_BOUNDARY
+        start = "" if lexicon(lang).scan else _SPACED_BOUNDARY
         end = _END_BOUNDARY if lang in _WHOLE_WORD_LANGS else ""
         return regex.compile(f"{start}(?:{alternation}){end}", regex.V1)
 
