@@ -1327,17 +1327,14 @@ def _derived(n: NumberFact, supported: Sequence[NumberFact]) -> bool:
     or as a number with two readings; a value no two supported numbers make (a changed total) stays
     unsupported."""
     # (only numbers with one reading: "8,000" is also 8 where a comma is a decimal mark, and 18 = 8 + 10)
-    others = [v for m in supported if m is not n and len(m.values) == 1 for v in m.values if v == v and v != 0]
-    if len(others) < 2 or len(n.values) != 1:
+    if len(n.values) != 1:
         return False
-    for v in n.values:
-        if v != v or v in (0, 1, 2):
-            continue
-        for i, a in enumerate(others):
-            for b in others[i + 1:]:
-                if _close(v, a + b) or _close(v, abs(a - b)) or _close(v, a * b):
-                    return True
-    return False
+    (v,) = n.values
+    if v != v or v in (0, 1, 2):
+        return False
+    others = [x for m in supported if len(m.values) == 1 for x in m.values if x == x and x != 0]
+    return any(_close(v, a + b) or _close(v, abs(a - b)) or _close(v, a * b)
+               for i, a in enumerate(others) for b in others[i + 1:])
 
 
 def _close(a: float, b: float) -> bool:
@@ -1391,8 +1388,12 @@ class SentenceFacts:
     checks: tuple[FactCheck, ...]
 
 
-def check_sentences(answer: str, passages: Sequence[Passage], lang: str) -> list[SentenceFacts]:
+def check_sentences(answer: str, passages: Sequence[Passage], lang: str,
+                    asked: frozenset[float] = frozenset()) -> list[SentenceFacts]:
     """:func:`check_facts` sentence by sentence (sentences without a letter or digit left out).
+    ``asked``: the values the user's question states (:func:`stated_values`); a number of the
+    answer with one of them, restated while applying a rule ("my son is 10", "I scored 55"), is
+    the question's, not invented.
 
     The capitalised first word of a sentence is a name when it is written as one (see
     :func:`_initial_name`); otherwise it is checked as a name only when the context shows it is one:
@@ -1418,7 +1419,7 @@ def check_sentences(answer: str, passages: Sequence[Passage], lang: str) -> list
                 everything = Evidence.of_passages(passages, lang)
             ev = everything
         f = _sentence_facts(text, lang)
-        checks = _check_sentence(f, ev)
+        checks = _check_sentence(f, ev, asked)
         if f.initial_names:
             if everything is None:
                 everything = Evidence.of_passages(passages, lang)
@@ -1460,14 +1461,16 @@ def _inner_capitalised(text: str, lang: str) -> frozenset[str]:
 PER_TEXT_CACHES.append(_inner_capitalised)
 
 
-def _check_sentence(f: Facts, ev: Evidence) -> list[FactCheck]:
+def _check_sentence(f: Facts, ev: Evidence, asked: frozenset[float] = frozenset()) -> list[FactCheck]:
     # Each fact is first looked for passage by passage (Evidence.*_parts extract a passage only when
     # the iteration reaches it), and a fact some passage supports is decided there: membership in a
     # union is membership in one of its parts, and a string without a newline is in the passages
     # joined by newlines exactly when it is in one of them. Only a fact none of them holds as such
     # takes the whole-evidence test (which then reads every passage, as before).
     held = [_number_held(n, ev) or _number_supported(n, ev) for n in f.numbers]
-    out = [FactCheck("number", n.text, ok or _derived(n, [m for m, m_ok in zip(f.numbers, held, strict=True) if m_ok]))
+    supported = [n for n, ok in zip(f.numbers, held, strict=True) if ok]
+    out = [FactCheck("number", n.text, ok or _derived(n, supported) or
+                     (len(n.values) == 1 and not n.values.isdisjoint(asked)))
            for n, ok in zip(f.numbers, held, strict=True)]
     out += [FactCheck("month", str(m), any(m in p[1] for p in ev.number_parts())) for m in f.months]
     out += [FactCheck("name", n, _name_held(n, ev) or _name_supported(n, ev)) for n in f.names]

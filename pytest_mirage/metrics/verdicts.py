@@ -354,7 +354,7 @@ def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str,
     asked = norm(question, lang) if question else ""
     asked_numbers = stated_values(question, lang) if question else frozenset()
     out: list[SentenceVerdict] = []
-    for index, sf in enumerate(check_sentences(answer, passages, lang)):
+    for index, sf in enumerate(check_sentences(answer, passages, lang, asked_numbers)):
         text = sf.text
         header = text.rstrip().endswith(_COLONS)
         units = _sentence_units(_value_of(text, lang), lang) - source_units(lang)
@@ -366,11 +366,6 @@ def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str,
             evidence = list(passages)
         coverage, alignment, aligned_id, aligned = _align(units, evidence, lang)
         checks = list(sf.checks)
-        if asked_numbers:
-            # a number the user's question states ("my son is 10", "I scored 55") restated while
-            # applying a rule to it is the question's, not invented
-            checks = [FactCheck("number", c.text, True) if c.kind == "number" and not c.supported and
-                      stated_values(c.text, lang) & asked_numbers else c for c in checks]
         declines = is_refusal(text, lang)
         if declines:  # its negation speaks of the passages ("does not specify"), not of the world
             checks = [c for c in checks if c.kind not in ("negation", "dropped_negation")]

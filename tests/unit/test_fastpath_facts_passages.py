@@ -28,8 +28,9 @@ def ref_name_supported(name: str, ev: Evidence) -> bool:
     return False
 
 
-def ref_check_sentence(f: Facts, ev: Evidence) -> list[FactCheck]:
-    """Every fact against the union of all the evidence's passages."""
+def ref_check_sentence(f: Facts, ev: Evidence, asked: frozenset[float] = frozenset()) -> list[FactCheck]:
+    """Every fact against the union of all the evidence's passages (``check_facts`` passes no
+    question values: ``asked`` is empty)."""
     out = [FactCheck("number", n.text, facts._number_supported(n, ev)) for n in f.numbers]
     out += [FactCheck("month", str(m), m in ev.all_months) for m in f.months]
     out += [FactCheck("name", n, ref_name_supported(n, ev)) for n in f.names]

@@ -265,7 +265,7 @@ def test_check_facts_with_clauses_read_when_needed_equals_eager_clauses(monkeypa
         assert all(n.clause == r.clause for n, r in zip(out, ref_negations(t, lex), strict=True))
         return out
 
-    def check_sentence(f: facts.Facts, ev: facts.Evidence) -> list[facts.FactCheck]:
+    def check_sentence(f: facts.Facts, ev: facts.Evidence, asked: frozenset[float] = frozenset()) -> list[facts.FactCheck]:
         # the former order: clause, then scope
         out = [facts.FactCheck("number", n.text, ref_number_supported(n, ev.all_numbers)) for n in f.numbers]
         out += [facts.FactCheck("month", str(m), m in ev.all_months) for m in f.months]
