@@ -130,6 +130,16 @@ class Lexicon:
     # refusal, a sentence with one and no unsupported fact is framing, not a claim (metrics.verdicts);
     # a trailing "-" makes a word a stem ("문의-")
     advice_words: tuple[str, ...] = ()
+    # the assistant speaking of itself ("I", "me", "my", "ich", "我", "ខ្ញុំ", fi "en") and words of
+    # apology ("sorry", "unfortunately", "leider", "抱歉"): a negated sentence with one, which restates
+    # no passage sentence, declines ("That isn't in the documents I have", "Eso no viene en el texto
+    # que me has pasado"); read by metrics.verdicts (an apology only beside a word about the sources)
+    self_words: tuple[str, ...] = ()
+    apology_words: tuple[str, ...] = ()
+    # words that open a summary of the answer ("in short", "overall", "kurz gesagt", "总之", "សរុបមក"):
+    # such a sentence restates the answer's other sentences, and its words are covered by them as
+    # well as by its evidence (its facts are still checked against the passages); metrics.verdicts
+    summary_words: tuple[str, ...] = ()
     # yes/no reply words ("No,", "Nein,", "いいえ、"): at a sentence's start before punctuation they
     # answer the question and are not a negation fact of their own (the clause after them is checked)
     reply_negations: tuple[str, ...] = ()
@@ -211,6 +221,9 @@ def lexicon(lang: str) -> Lexicon:
         speech_verbs=tuple(n(w) for w in data.get("speech_verbs", [])),
         find_verbs=tuple(n(w) for w in data.get("find_verbs", [])),
         advice_words=tuple(n(w) for w in data.get("advice_words", [])),
+        self_words=tuple(n(w) for w in data.get("self_words", [])),
+        apology_words=tuple(n(w) for w in data.get("apology_words", [])),
+        summary_words=tuple(n(w) for w in data.get("summary_words", [])),
         reply_negations=tuple(sorted((n(w) for w in data.get("reply_negations", [])), key=len, reverse=True)),
         not_names=frozenset(n(w) for w in data.get("not_names", [])),
         implicit_negations=tuple(n(w) for w in data.get("implicit_negations", [])),

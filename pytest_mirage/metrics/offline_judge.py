@@ -78,6 +78,9 @@ TRAIN_COMMAND = "python benchmarks/train_faithfulness.py --seed 0"
 #: * (the share of refusal sentences is no feature: trained on it, the judge learnt that an answer
 #:   with a refusal sentence is faithful, which would pass a hedged hallucination, "the passages do
 #:   not say; it costs $5"; refusal sentences are left out of the claim sentences instead);
+#: * ``displaced``: names and quotes of a sentence that restates one passage sentence (alignment
+#:   at least 0.5) which the passages hold elsewhere but that sentence does not ("The Summit Gondola
+#:   is run by Alpvia" where Alpvia runs another lift): a fact moved to the wrong place (capped at 3);
 #: * ``sentences_log``, ``units_log``: ``log1p`` of the sentence and content-unit counts.
 #:
 #: (Whether a sentence cites is not a feature: in any training set made by editing answers, the
@@ -87,7 +90,7 @@ FEATURES: tuple[str, ...] = (
     "align_min", "align_mean", "order_min", "order_mean",
     "facts_log", "facts_share", "unsup_number", "unsup_date", "unsup_name", "unsup_quote", "unsup_negation",
     "unsup_dropped_negation", "unsup_comparison", "unsup_any", "unsup_max", "comparison_unsupported",
-    "unsupported_share", "baseless", "substitutions", "inversion_max", "swap_restores", "sentences_log", "units_log",
+    "unsupported_share", "baseless", "substitutions", "inversion_max", "swap_restores", "displaced", "sentences_log", "units_log",
 )
 
 # comparison words and their opposites (each pair is swapped both ways)
@@ -297,6 +300,16 @@ def _inversions(tokens: Sequence[str], aligned: Sequence[str], lang: str) -> flo
     return inverted / (n * (n - 1) / 2)
 
 
+STEM_CHARS = 5
+
+
+def _stems(tokens: Sequence[str]) -> tuple[str, ...]:
+    """Each token cut to its first :data:`STEM_CHARS` characters: the order features compare words
+    across inflection (ru "Карпов обыграл Каспарова" / "Каспаров обыграл Карпова", fi "Hannibal
+    voitti Scipion" / "Scipio voitti Hannibalin")."""
+    return tuple(t[:STEM_CHARS] for t in tokens)
+
+
 def _restoring_swap(tokens: Sequence[str], aligned: Sequence[str]) -> int:
     """Spaced scripts: the most adjacent pairs of the aligned passage sentence that swapping two
     words of the sentence back would restore ("Villeneuve defeated Nelson" against "Nelson defeated
@@ -336,6 +349,7 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
     ``verdicts``: the answer's sentence verdicts when the metric pass already made them (computed
     here otherwise). An answer without content units gets 0 coverage (the metric makes it null
     before asking); passages may be empty (every sentence is then unsupported)."""
+    from .facts import norm
     from .verdicts import (
         _passage_sentences,
         _sentence_units,
@@ -364,6 +378,7 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
     unsup_max = 0
     unsupported_sents = 0
     baseless = 0
+    displaced = 0
     ev_cache: dict[tuple[str, ...], tuple[frozenset[str], str]] = {}
     for v in sents:
         length = v.length
@@ -390,9 +405,16 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
         if aligned:
             substitutions += (_substitutions(tokens, aligned, ev_text) if char
                               else _gap_substitutions(tokens, aligned, ev_units))
-            inversion = max(inversion, _inversions(tokens, aligned, lang))
-            if not char:
-                swap = max(swap, _restoring_swap(tokens, aligned))
+            if char:
+                inversion = max(inversion, _inversions(tokens, aligned, lang))
+            else:  # words cut to their first letters: "Karpov beat Kasparov" against "Kasparov beat Karpova"
+                stems, aligned_stems = _stems(tokens), _stems(aligned)
+                inversion = max(inversion, _inversions(stems, aligned_stems, lang))
+                swap = max(swap, _restoring_swap(stems, aligned_stems))
+        if v.alignment >= 0.5 and v.aligned_sentence:
+            aligned_norm = norm(v.aligned_sentence, lang)
+            displaced += sum(1 for c in v.checks if c.kind in ("name", "quote") and c.supported and
+                             c.text not in aligned_norm)
         unsup_max = max(unsup_max, len(v.missing))
         unsupported_sents += v.verdict == "unsupported"
         baseless += v.coverage < 0.5
@@ -440,6 +462,7 @@ def features(answer: str, passages: Sequence[Passage], lang: str, question: str 
         "substitutions": float(min(3, substitutions)),
         "inversion_max": inversion,
         "swap_restores": float(min(3, swap)),
+        "displaced": float(min(3, displaced)),
         "sentences_log": math.log1p(len(content)),
         "units_log": math.log1p(units_total),
     }

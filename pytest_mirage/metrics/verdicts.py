@@ -53,6 +53,7 @@ sentences are left out of the score of an answer that also answers.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -224,6 +225,47 @@ def negates_speech(t: str, lang: str) -> bool:
     return False
 
 
+def describes_sources(text: str, lang: str) -> bool:
+    """Whether ``text`` (one sentence) speaks of the sources: it holds one of the lexicon's
+    ``source_words`` ("the texts", "資料", "ឯកសារ") or a verb of saying about a text
+    (``speech_verbs``: "describe", "cover", "kertovat", "eleza"), matched as :func:`negates_speech`
+    matches them ("What they do describe is ...", "Tekstit kertovat hakuajoista ...")."""
+    lex = lexicon(lang)
+    t = norm(text, lang)
+    if lex.scan:
+        if any(v in t for v in lex.speech_verbs):
+            return True
+    elif any(_speech_word(w, lex.speech_verbs) for w in _WINDOW_WORD.findall(t)):
+        return True
+    return not source_units(lang).isdisjoint(_sentence_units(text, lang))
+
+
+def _holds_word(t: str, words: Sequence[str], scan: bool) -> bool:
+    """Whether the normalised ``t`` holds one of ``words``: as a substring in scripts without spaces
+    and for a phrase with a space, as a whole word otherwise."""
+    if scan:
+        return any(w in t for w in words)
+    if any(" " in w and w in t for w in words):
+        return True
+    single = frozenset(w for w in words if " " not in w)
+    return any(w in single for w in _WINDOW_WORD.findall(t))
+
+
+def declines_by_absence(text: str, lang: str) -> bool:
+    """Whether ``text`` (one sentence) negates and the assistant speaks of itself in it (the
+    lexicon's ``self_words``: "That isn't in the documents I have", "N kò rí", "我手头的材料里都没写到"),
+    or apologises (``apology_words``) while speaking of the sources (:func:`describes_sources`):
+    the sentence says what it did not find. Read only for a sentence that restates no passage
+    sentence (alignment under ``NEGATION_ALIGNMENT``): "Unfortunately, I can't stress enough that
+    fees are not refundable" restating "fees are not refundable" is a claim."""
+    lex = lexicon(lang)
+    t = norm(text, lang)
+    self_ = _holds_word(t, lex.self_words, lex.scan)
+    if not self_ and not (_holds_word(t, lex.apology_words, lex.scan) and describes_sources(text, lang)):
+        return False
+    return states_negation(text, lang)
+
+
 def is_advice(text: str, lang: str) -> bool:
     """Whether ``text`` (one sentence) suggests asking someone else: it holds one of the lexicon's
     ``advice_words`` ("I'd suggest contacting the organisers", "Asiaa kannattaa kysyä", "建议直接联系").
@@ -366,7 +408,7 @@ def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str,
             evidence = list(passages)
         coverage, alignment, aligned_id, aligned = _align(units, evidence, lang)
         checks = list(sf.checks)
-        declines = is_refusal(text, lang)
+        declines = is_refusal(text, lang) or (alignment < NEGATION_ALIGNMENT and declines_by_absence(text, lang))
         if declines:  # its negation speaks of the passages ("does not specify"), not of the world
             checks = [c for c in checks if c.kind not in ("negation", "dropped_negation")]
         # a sentence that declines but also states a number or date, or a name or quote of its evidence,
@@ -420,6 +462,7 @@ def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str,
                             coverage=coverage, alignment=alignment, aligned_passage=aligned_id,
                             aligned_sentence=aligned, checks=tuple(checks), missing=missing, length=len(units))
         out.append(_finish(v, refusal))
+    out = _framing(out, lang)
     if any(v.verdict == "no_content" and v.length for v in out) and \
             not any(v.checkable and (v.length > SHORT_UNITS or v.checks) for v in out):
         # a short sentence is filler only beside a sentence with content: alone ("1998", "the Beatles")
@@ -431,9 +474,63 @@ def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str,
         # directly") is framing, as the refusal is; one with an unsupported fact (a phone number, a
         # name no passage has) is still checked
         out = [_finish(_decide(v, "no_content"), False)
-               if v.checkable and not v.missing and not (v.invalid and not v.cited) and is_advice(v.text, lang)
+               if v.checkable and not v.missing and not (v.invalid and not v.cited) and
+               (is_advice(v.text, lang) or describes_sources(v.text, lang))
                else v for v in out]
     return tuple(out)
+
+
+SUMMARY_OPENING = 20  # characters (normalised) within which a summary word opens a summary
+
+
+def opens_summary(text: str, lang: str) -> bool:
+    """Whether ``text`` (one sentence) opens with a summary word of ``lang`` ("In short,", "Jadi,
+    intinya:", "总的来说", "សរុបមក"): one of the lexicon's ``summary_words`` starts it, or starts
+    within its first :data:`SUMMARY_OPENING` characters followed by punctuation (a whole word in
+    scripts with spaces; "the overall limit is 20 kg" is no summary)."""
+    lex = lexicon(lang)
+    t = norm(text, lang).lstrip()[:SUMMARY_OPENING + 30]
+    for w in lex.summary_words:
+        at = t.find(w)
+        while 0 <= at <= SUMMARY_OPENING:
+            end = at + len(w)
+            if lex.scan or ((at == 0 or not (t[at - 1].isalnum() or unicodedata.category(t[at - 1]).startswith("M")))
+                            and (end >= len(t) or not (t[end].isalnum() or unicodedata.category(t[end]).startswith("M")))):
+                rest = t[end:].lstrip()
+                # at the very start, or further in and followed by its comma or colon ("Jadi, intinya:")
+                if at == 0 or (rest[:1] and unicodedata.category(rest[0]).startswith("P")):
+                    return True
+            at = t.find(w, at + 1)
+    return False
+
+
+def _framing(out: list[SentenceVerdict], lang: str) -> list[SentenceVerdict]:
+    """The answer's framing sentences, decided with the answer's other sentences in view:
+
+    * a summary (a sentence that opens with one of the lexicon's ``summary_words`` within its first
+      :data:`SUMMARY_OPENING` characters: "In short, ...", "总之", "Kurz gesagt: ...") restates the answer in words of its own: without a missing fact it is
+      framing (``no_content``); its facts stay checked against the passages, and a summary with a
+      missing fact ("In short, it costs 61 euros") stays unsupported;
+    * an opening that speaks of the sources and states nothing checkable ("Based on the notice you
+      shared, there are a few things to keep in mind.", "从您给的店铺须知来看,有这么几点需要注意。"),
+      before a sentence with content, is framing (``no_content``), as a header line is."""
+    if len(out) < 2:
+        return out
+    first = next((i for i, v in enumerate(out) if v.length), None)
+    result = []
+    for i, v in enumerate(out):
+        if v.verdict != "unsupported" or v.missing or (v.invalid and not v.cited):
+            result.append(v)
+            continue
+        if i == first and not v.checks and describes_sources(v.text, lang) and \
+                any(o.checkable and o.checks for o in out[i + 1:]):
+            result.append(_finish(_decide(v, "no_content"), False))
+            continue
+        if opens_summary(v.text, lang):
+            result.append(_finish(_decide(v, "no_content"), False))
+            continue
+        result.append(v)
+    return result
 
 
 _COLONS = (":", "：", "៖")
