@@ -993,25 +993,29 @@ def _names(original: str, lang: str, lex: Lexicon,
     return list(dict.fromkeys(names)), list(dict.fromkeys(quotes))
 
 
-_PREVIOUS_WORD = regex.compile(r"([\p{L}\p{M}]+)[ \t\u00a0]*$", regex.V1)
+_PREVIOUS_WORD = regex.compile(r"([\p{L}\p{M}\p{N}]+)[ \t\u00a0]*$", regex.V1)
 _ADJECTIVE_ENDINGS = ("e", "en", "er", "es", "em")
 
 
 def _common_noun(low: str, text: str, start: int, lex: Lexicon) -> bool:
     """German: a capitalised word is a common noun when it has a noun suffix, or follows a
-    determiner ("die Terminvereinbarung", "im Wartezimmer") or an inflected adjective written in
-    lower case ("vorheriger Terminvereinbarung"); a name follows a capitalised word or none ("Dr.
-    Keller", "in Lindenau")."""
+    determiner, also one written with a capital ("die Terminvereinbarung", "im Wartezimmer", "Ihr
+    Sohn", "Die Texte"), a number ("drei Dinge", "12 Monate") or an inflected adjective written in
+    lower case ("vorheriger Terminvereinbarung"); a name follows another capitalised word or none
+    ("Dr. Keller", "in Lindenau")."""
     if len(low) > 4 and low.endswith(lex.noun_suffixes):
         return True
     m = _PREVIOUS_WORD.search(text, max(0, start - 40), start)
     if m is None:
         return False
     prev = m.group(1)
+    p = normalize(prev, lex.lang)
+    entry = lex.words.get(p)
+    if p in lex.noun_determiners or p.isdigit() or (entry is not None and entry.kind == "num"):
+        return True  # "Ihr Sohn", "Die Texte" (a capital at a sentence's start), "drei Dinge"
     if prev[:1].isupper():
         return False
-    p = normalize(prev, lex.lang)
-    return p in lex.noun_determiners or (len(p) >= 4 and p.endswith(_ADJECTIVE_ENDINGS))
+    return len(p) >= 4 and p.endswith(_ADJECTIVE_ENDINGS)
 
 
 _NEXT_CAPITALISED = regex.compile(r"[ \t\u00a0]+[[\p{Lu}\p{Lt}]&&[\p{Latin}\p{Cyrillic}\p{Greek}]]", regex.V1)
@@ -1121,6 +1125,10 @@ def _facts(text: str, lang: str, evidence: bool) -> Facts:
     c = _canonical(t, lex)
     reply = _reply_end(c, lex)
     negations = _negations(c if reply is None else " " * reply + c[reply:], lex)
+    if negations and _bare_reply(c, lex):
+        # "不能。", "Nein." alone: the reply to a yes/no question, read like "No." (any negation of
+        # the evidence holds it), not a claim about the reply word's verb
+        negations = [Negation(frozenset())]
     f = Facts(numbers=tuple(numbers), months=tuple(months), negations=tuple(negations),
               names=tuple(names), quotes=tuple(quotes), units=frozenset(content_units(c, lang)),
               initial_names=tuple(dict.fromkeys(n for n in initial if n not in names)), reply=reply is not None)
@@ -1155,6 +1163,14 @@ def _reply_end(t: str, lex: Lexicon) -> int | None:
                 stop: int = m.end()
                 return stop
     return None
+
+
+_PUNCT = regex.compile(r"\p{P}+")
+
+
+def _bare_reply(t: str, lex: Lexicon) -> bool:
+    """Whether ``t`` (normalised) is a yes/no reply word and nothing else ("不能。", "Ei voi.")."""
+    return " ".join(_PUNCT.sub(" ", t).split()) in lex.reply_negations
 
 
 def _evidence_words(t: str) -> frozenset[str]:
@@ -1402,11 +1418,13 @@ class SentenceFacts:
 
 
 def check_sentences(answer: str, passages: Sequence[Passage], lang: str,
-                    asked: frozenset[float] = frozenset()) -> list[SentenceFacts]:
+                    asked: frozenset[float] = frozenset(), question: str = "") -> list[SentenceFacts]:
     """:func:`check_facts` sentence by sentence (sentences without a letter or digit left out).
     ``asked``: the values the user's question states (:func:`stated_values`); a number of the
     answer with one of them, restated while applying a rule ("my son is 10", "I scored 55"), is
-    the question's, not invented.
+    the question's, not invented. ``question``: the user's question; a name or quoted term it
+    states is the question's too ("Does it work for my Tesla?" - "the passages do not say whether
+    a Tesla ..."; "ペット", "Ihr Sohn"). Both accept a false premise the question states.
 
     The capitalised first word of a sentence is a name when it is written as one (see
     :func:`_initial_name`); otherwise it is checked as a name only when the context shows it is one:
@@ -1417,6 +1435,7 @@ def check_sentences(answer: str, passages: Sequence[Passage], lang: str,
     by_id = {p.id: p for p in passages}
     everything: Evidence | None = None
     caps: frozenset[str] | None = None
+    asked_ev: Evidence | None = None
     out: list[SentenceFacts] = []
     for sentence in _sentence_texts(answer, lang):
         text = strip_list_markers(strip_citations(sentence).strip())
@@ -1439,8 +1458,23 @@ def check_sentences(answer: str, passages: Sequence[Passage], lang: str,
             if caps is None:
                 caps = frozenset().union(*(_inner_capitalised(_passage_text(p), lang) for p in passages))
             checks += _initial_checks(f.initial_names, ev, everything, caps)
+        if question and any(not c.supported and c.kind in ("name", "quote") for c in checks):
+            if asked_ev is None:
+                asked_ev = Evidence((question,), lang)
+            checks = [_from_question(c, asked_ev) for c in checks]
         out.append(SentenceFacts(sentence, text, tuple(cited), tuple(invalid), tuple(checks)))
     return out
+
+
+def _from_question(c: FactCheck, question: Evidence) -> FactCheck:
+    """``c`` decided supported when it is an unsupported name or quote the question states."""
+    if c.supported or c.kind not in ("name", "quote"):
+        return c
+    if c.kind == "name":
+        held = _name_held(c.text, question) or _name_supported(c.text, question)
+    else:
+        held = c.text in question.text
+    return FactCheck(c.kind, c.text, True) if held else c
 
 
 def _passage_text(p: Passage) -> str:

@@ -391,12 +391,14 @@ def sentence_verdicts(answer: str, passages: Sequence[Passage], lang: str,
     """The verdict on every sentence of ``answer`` (raw, with citation markers) that has a letter
     or digit, against ``passages`` (what the generator saw), in ``lang``. Pure and deterministic;
     see the module docstring for the rules and :data:`FEATURES` for the features. ``question``:
-    a refusal may repeat its numbers ("nothing about COVID-19 vaccines") and still decline."""
+    a refusal may repeat its numbers ("nothing about COVID-19 vaccines") and still decline; the
+    numbers, names and quoted terms it states are the question's, not invented (see
+    :func:`~pytest_mirage.metrics.facts.check_sentences`)."""
     by_id = {p.id: p for p in passages}
     asked = norm(question, lang) if question else ""
     asked_numbers = stated_values(question, lang) if question else frozenset()
     out: list[SentenceVerdict] = []
-    for index, sf in enumerate(check_sentences(answer, passages, lang, asked_numbers)):
+    for index, sf in enumerate(check_sentences(answer, passages, lang, asked_numbers, question)):
         text = sf.text
         header = text.rstrip().endswith(_COLONS)
         units = _sentence_units(_value_of(text, lang), lang) - source_units(lang)
