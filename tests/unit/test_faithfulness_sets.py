@@ -1,4 +1,4 @@
-"""The hand-written labelled faithfulness sets (``fixtures/faithfulness/{dev,test,holdout,dev2,holdout2,holdout3,holdout4,holdout5,holdout6}``) are
+"""The hand-written labelled faithfulness sets (``fixtures/faithfulness/{dev,test,holdout,dev2,holdout2,holdout3,holdout4,holdout5,holdout6,holdout7}``) are
 well formed: the benchmark reads them, and a broken line would silently change its figures."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def _items(name: str) -> list[tuple[str, int, dict]]:
     return out
 
 
-@pytest.mark.parametrize("name", ["dev", "test", "holdout", "dev2", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6"])
+@pytest.mark.parametrize("name", ["dev", "test", "holdout", "dev2", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7"])
 def test_labelled_set_is_well_formed(name: str) -> None:
     items = _items(name)
     assert len(items) >= 120
