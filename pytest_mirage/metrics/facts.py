@@ -166,6 +166,17 @@ class Lexicon:
     negation_head_before: bool = False
     negation_after_words: frozenset[str] = frozenset()
     negation_min_word: int = 3
+    # clock times: words right before (fi "klo", sw "saa", ar "الساعة") or right after (zh "点",
+    # de "Uhr", th "ทุ่ม") an hour mark it as a time of day, as minutes after it do ("21:00",
+    # "21.00"); an answer's hour then also reads as the hour 12 later or earlier ("晚上10点" is
+    # 22:00) and as h + offset for the language's own clock (th "สามทุ่ม" is 21:00, offset 18;
+    # sw "saa nne" is 10:00, offset 6)
+    clock_before: tuple[str, ...] = ()
+    clock_after: tuple[str, ...] = ()
+    clock_offsets: tuple[int, ...] = ()
+    # the decimal mark ("." or ","; "" when unknown): the other one only groups thousands ("25,000"
+    # is 25000 in Korean, "Rp5.000" is 5000 in Indonesian)
+    decimal_mark: str = ""
 
 
 def lexicon_path(lang: str) -> Any:
@@ -234,6 +245,10 @@ def lexicon(lang: str) -> Lexicon:
         negation_head_before=bool(data.get("negation_head_before")),
         negation_after_words=frozenset(n(w) for w in data.get("negation_after_words", [])),
         negation_min_word=int(data.get("negation_min_word", 3)),
+        clock_before=tuple(n(w) for w in data.get("clock_before", [])),
+        clock_after=tuple(n(w) for w in data.get("clock_after", [])),
+        clock_offsets=tuple(int(o) for o in data.get("clock_offsets", [])),
+        decimal_mark=str(data.get("decimal_mark", "")),
     )
 
 
@@ -334,6 +349,8 @@ class NumberFact:
     values: frozenset[float]
     text: str
     approximate: bool  # may be a rounded form of an evidence value
+    # an hour's other readings ("10点": 22; see _clock_readings), which the evidence may state instead
+    hours: frozenset[float] = frozenset()
 
 
 def _lookup(word: str, lex: Lexicon) -> Entry | None:
@@ -705,10 +722,14 @@ def _numbers(t: str, lex: Lexicon, original: str) -> tuple[list[NumberFact], set
         all_months.update(x for x in (a, b) if 1 <= x <= 12)
         spans.append(m.span())
     masked = _blank(t, spans)
+    if "." in masked:  # "21.00", "08.30": a time of day, read as "21:00" (an hour and its minutes)
+        masked = _DOT_TIME.sub(r"\1:\2", masked)
     toks: list[Tok] = []
     for m in _NUMBER.finditer(masked):
-        toks.append(Tok(m.start(), m.end(), "digits", number_values(m.group()), text=m.group()))
         spans.append(m.span())
+        if m.group() == "00" and masked[max(0, m.start() - 2):m.start()].rstrip(" \u00a0").endswith(":"):
+            continue  # the minutes of a full hour ("14:00"): no fact beyond the hour
+        toks.append(Tok(m.start(), m.end(), "digits", number_values(m.group()), text=m.group()))
     toks.extend(_word_tokens(_blank(t, spans), lex))
     toks.sort(key=lambda x: x.start)
     groups: list[list[Tok]] = []
@@ -757,8 +778,56 @@ def _numbers(t: str, lex: Lexicon, original: str) -> tuple[list[NumberFact], set
             continue
         if len(g) == 1 and g[0].kind != "digits" and (g[0].value == 1 or g[0].text in lex.standalone_exclusions):
             continue  # a lone "one" / "a": an article or pronoun far more often than a count
+        if len(vals) == 1 and min(vals).is_integer() and _is_clock(masked, g[0].start, end, lex):
+            # an hour: the evidence may state it as any of the hours it may be said as ("10点", 22:00)
+            facts.append(NumberFact(vals, t[g[0].start:end], approximate,
+                                    frozenset(_clock_readings(int(min(vals)), lex))))
+            continue
         facts.append(NumberFact(vals, t[g[0].start:end], approximate))
     return facts, values, months, all_months
+
+
+# an hour and its minutes written with a dot (de "14.30 Uhr", fi "klo 8.15", th "21.00 น."): minutes
+# 00, 15, 30 or 45 only, so that a price ("14.50", "9.99") stays a decimal
+_DOT_TIME = re.compile(r"(?<![\d.,])([01]?\d|2[0-4])\.(00|15|30|45)(?![\d.,]\d|\d)")
+_MINUTES_AFTER = re.compile(r"[ \u00a0]?:[ \u00a0]?[0-5]\d(?!\d)")
+_LETTER_OR_MARK = regex.compile(r"[\p{L}\p{M}]", regex.V1)
+
+
+def _is_clock(t: str, start: int, end: int, lex: Lexicon) -> bool:
+    """Whether the number at ``t[start:end]`` is an hour: minutes follow it (``21:00``), or a clock
+    word of the lexicon stands right after or right before it (``10点``, ``14 Uhr``, ``klo 14``)."""
+    if _MINUTES_AFTER.match(t, end):
+        return True
+    glued = lex.lang not in _CASED_LANGS  # (zh 点, ko 시에, bn টায়: written onto the hour or its case ending)
+    after = t[end:end + 16].lstrip(" \u00a0")
+    for w in lex.clock_after:
+        if after.startswith(w) and (glued or len(after) == len(w) or
+                                    not _LETTER_OR_MARK.match(after, len(w))):
+            return True
+    before = t[max(0, start - 16):start].rstrip(" \u00a0")
+    for w in lex.clock_before:
+        if before.endswith(w) and (glued or len(before) == len(w) or
+                                   not _LETTER_OR_MARK.match(before, len(before) - len(w) - 1)):
+            return True
+    return False
+
+
+def _clock_readings(h: int, lex: Lexicon) -> set[float]:
+    """The other hours an answer's hour ``h`` (0-24) may stand for: the hour 12 later or earlier
+    ("晚上10点" is a passage's 22:00, "14:00" its "2 pm"; 0 and 24 are 12), and the hours of the
+    lexicon's ``clock_offsets`` (h + offset or h - offset, within 1-24: Thai "สามทุ่ม", 3 + 18, is
+    21:00; Swahili "saa nne", 4 + 6, is 10:00). The passage's hours are read as written."""
+    if not 0 <= h <= 24:
+        return set()
+    out: set[float] = set()
+    for off in (12, *lex.clock_offsets):
+        for r in (h - off, h + off):
+            if 1 <= r <= 24:
+                out.add(float(r))
+    if h in (0, 24):
+        out.add(12.0)
+    return out
 
 
 def _blank(text: str, spans: list[tuple[int, int]]) -> str:
@@ -1322,7 +1391,7 @@ def _significant(x: float) -> int:
 def _number_supported(n: NumberFact, ev: Evidence) -> bool:
     # (the values some passage holds exactly are found first, passage by passage: _number_held)
     evidence = ev.all_numbers
-    if any(_close(v, e) for v in n.values for e in evidence):
+    if any(_close(v, e) for v in (n.values | n.hours if n.hours else n.values) for e in evidence):
         return True
     if n.approximate:
         for v in n.values:
@@ -1335,7 +1404,7 @@ def _number_supported(n: NumberFact, ev: Evidence) -> bool:
 def _number_held(n: NumberFact, ev: Evidence) -> bool:
     """Some passage holds one of the values exactly (the first test of :func:`_number_supported`,
     passage by passage: a True here is its True)."""
-    values = [v for v in n.values if v == v]
+    values = [v for v in (n.values | n.hours if n.hours else n.values) if v == v]
     if not values:
         return False
     texts: Sequence[str] = ev.texts
@@ -1348,20 +1417,30 @@ def _number_held(n: NumberFact, ev: Evidence) -> bool:
     return any(not _evidence_numbers(t, lang)[0].isdisjoint(values) for t in texts)
 
 
-def _derived(n: NumberFact, supported: Sequence[NumberFact]) -> bool:
-    """The sentence computes ``n`` from two numbers it states that its evidence supports
-    (``supported``): their sum, difference or product ("10 rupees for the first half hour and 15
-    for the next, so 25 an hour"; "1.5 yuan for the first 30 minutes, 1 more per 15, so 2.5 for
-    45"). A value of 0, 1 or 2 is never derived (too many pairs make it), nor from a zero, nor from
-    or as a number with two readings; a value no two supported numbers make (a changed total) stays
-    unsupported."""
-    # (only numbers with one reading: "8,000" is also 8 where a comma is a decimal mark, and 18 = 8 + 10)
-    if len(n.values) != 1:
+def _reading(n: NumberFact, lex: Lexicon) -> float | None:
+    """The one value of ``n``, or None: a number with two readings ("8,000": 8000, or 8 where a
+    comma is a decimal mark) has one when its separator is not the language's decimal mark (the
+    lexicon's ``decimal_mark``: "." in en, zh, ja, ko, hi, th, ..., "," in de, es, fr, id, ...):
+    its thousands reading ("25,000" in Korean, "Rp5.000" in Indonesian)."""
+    if len(n.values) == 1:
+        (v,) = n.values
+        return v if v == v else None
+    other = {".": ",", ",": "."}.get(lex.decimal_mark)
+    if other and other in n.text and lex.decimal_mark not in n.text and len(n.values) == 2:
+        return max(n.values)
+    return None
+
+
+def _derived(v: float | None, operands: Sequence[float]) -> bool:
+    """The sentence computes the value ``v`` from two ``operands``: numbers it states that its
+    evidence supports, that the question states, or that it derived before (sum, difference or
+    product: "10 rupees for the first half hour and 15 for the next, so 25 an hour"; "4 rupees a
+    kilometre for 50 km is 200, plus a fee of 15 is 215"). A value of 0, 1 or 2 is never derived (too
+    many pairs make it), nor from a zero, nor from or as a number with two readings (:func:`_reading`);
+    a value no two operands make (a changed total) stays unsupported."""
+    if v is None or v in (0, 1, 2):
         return False
-    (v,) = n.values
-    if v != v or v in (0, 1, 2):
-        return False
-    others = [x for m in supported if len(m.values) == 1 for x in m.values if x == x and x != 0]
+    others = [x for x in operands if x != 0]
     return any(_close(v, a + b) or _close(v, abs(a - b)) or _close(v, a * b)
                for i, a in enumerate(others) for b in others[i + 1:])
 
@@ -1515,10 +1594,20 @@ def _check_sentence(f: Facts, ev: Evidence, asked: frozenset[float] = frozenset(
     # joined by newlines exactly when it is in one of them. Only a fact none of them holds as such
     # takes the whole-evidence test (which then reads every passage, as before).
     held = [_number_held(n, ev) or _number_supported(n, ev) for n in f.numbers]
-    supported = [n for n, ok in zip(f.numbers, held, strict=True) if ok]
-    out = [FactCheck("number", n.text, ok or _derived(n, supported) or
-                     (len(n.values) == 1 and not n.values.isdisjoint(asked)))
-           for n, ok in zip(f.numbers, held, strict=True)]
+    lex = lexicon(ev.lang)
+    readings = [_reading(n, lex) for n in f.numbers]
+    # the operands a computed number may come from: the supported numbers, the question's (in the
+    # order the sentence states them), and each number derived from them in turn
+    operands = [v for v, ok in zip(readings, held, strict=True) if ok and v is not None]
+    operands += sorted(v for v in asked if v not in operands)
+    out = []
+    for n, v, ok in zip(f.numbers, readings, held, strict=True):
+        if not ok and (len(n.values) == 1 and not n.values.isdisjoint(asked)):
+            ok = True
+        elif not ok and _derived(v, operands):
+            ok = True
+            operands.append(v)  # type: ignore[arg-type]  # (_derived is False for None)
+        out.append(FactCheck("number", n.text, ok))
     out += [FactCheck("month", str(m), any(m in p[1] for p in ev.number_parts())) for m in f.months]
     out += [FactCheck("name", n, _name_held(n, ev) or _name_supported(n, ev)) for n in f.names]
     out += [FactCheck("quote", q, any(q in t for t in ev.text_parts()) if q and "\n" not in q else q in ev.text)
